@@ -1,0 +1,58 @@
+package gobuild
+
+import (
+	"fmt"
+	"path"
+	"strconv"
+
+	"github.com/openshift/aws-efs-csi/magefiles/internal/platform"
+)
+
+// Program is one binary the project ships.
+type Program struct {
+	// Module is the module directory under the repository root; it is also the prefix of the module's version
+	// tags (driver/v1.2.3).
+	Module string
+	// ModulePath is the module's import path.
+	ModulePath string
+	// Binary is the file name of the built program and the name of its directory under cmd/.
+	Binary string
+}
+
+// Package is the main package, relative to the module directory.
+func (p Program) Package() string { return "./cmd/" + p.Binary }
+
+// VersionPackage is the import path whose variables the linker stamps.
+func (p Program) VersionPackage() string { return path.Join(p.ModulePath, "pkg", "version") }
+
+// Programs lists every program the release builds.
+func Programs() []Program {
+	return []Program{
+		{Module: "driver", ModulePath: "github.com/openshift/aws-efs-csi/driver", Binary: "aws-efs-csi-driver"},
+		{Module: "operator", ModulePath: "github.com/openshift/aws-efs-csi/operator", Binary: "aws-efs-csi-driver-operator"},
+	}
+}
+
+// Artefact is one program compiled for one platform.
+type Artefact struct {
+	Program  Program
+	Platform platform.Platform
+}
+
+// String names the artefact in progress lines, e.g. "aws-efs-csi-driver linux/arm64".
+func (a Artefact) String() string { return a.Program.Binary + " " + a.Platform.String() }
+
+// RelPath is where the artefact is written, relative to the binaries directory: linux_arm64/aws-efs-csi-driver.
+func (a Artefact) RelPath() string { return path.Join(a.Platform.Dir(), a.Program.Binary) }
+
+// ParseJobs reads BUILD_JOBS: empty means def, anything else must be a positive integer.
+func ParseJobs(value string, def int) (int, error) {
+	if value == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(value)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("BUILD_JOBS %q: want a positive integer, e.g. 2", value)
+	}
+	return n, nil
+}

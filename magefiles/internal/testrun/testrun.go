@@ -1,0 +1,119 @@
+// Package testrun plans and runs the project's test suites: go test in every module, and the suites of the
+// other parts of the repository once they exist.
+package testrun
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/openshift/aws-efs-csi/magefiles/internal/sysdeps"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/workspace"
+)
+
+// Suite is one test command run in one directory.
+type Suite struct {
+	// Name identifies the suite in progress lines and the summary.
+	Name string
+	// Dir is where the command runs, relative to the repository root.
+	Dir string
+	// Argv is the command line.
+	Argv []string
+	// Env is added to the environment of the command.
+	Env []string
+	// Requires lists what the suite needs from the system.
+	Requires []sysdeps.Requirement
+}
+
+// Options tunes a plan.
+type Options struct {
+	// GoTestFlags are added to every go test command line (GOTEST_FLAGS), e.g. "-run TestX -v".
+	GoTestFlags []string
+}
+
+// raceNeeds is what `go test -race` needs: the race detector is cgo, so a C compiler.
+var raceNeeds = []sysdeps.Requirement{{Package: "gcc", Command: "gcc"}}
+
+// pythonNeeds is what the efs-utils suite needs: Debian's Python with pytest and the libraries RHEL ships as
+// RPMs, and the real stunnel its end-to-end tests drive.
+var pythonNeeds = []sysdeps.Requirement{
+	{Package: "python3", File: "/usr/bin/python3"},
+	{Package: "python3-pytest", PythonModule: "pytest"},
+	{Package: "python3-cryptography", PythonModule: "cryptography"},
+	{Package: "python3-botocore", PythonModule: "botocore"},
+	{Package: "stunnel4", Command: "stunnel4"},
+	{Package: "openssl", Command: "openssl"},
+}
+
+// Plan lists the suites of the repository at root: `go test -race ./...` in every go.work module, then the
+// efs-utils pytest suite when efs-utils/ exists.
+func Plan(root string, opts Options) ([]Suite, error) {
+	mods, err := workspace.Modules(root)
+	if err != nil {
+		return nil, err
+	}
+	var suites []Suite
+	for _, m := range mods {
+		argv := append([]string{"go", "test", "-race", "-timeout", "30m"}, opts.GoTestFlags...)
+		suites = append(suites, Suite{
+			Name:     "go " + m.Dir,
+			Dir:      m.Dir,
+			Argv:     append(argv, "./..."),
+			Env:      []string{"CGO_ENABLED=1"},
+			Requires: raceNeeds,
+		})
+	}
+	if _, err := os.Stat(filepath.Join(root, "efs-utils")); err == nil {
+		suites = append(suites, Suite{
+			Name:     "pytest efs-utils",
+			Dir:      ".",
+			Argv:     []string{"/usr/bin/python3", "-m", "pytest", "-q", "efs-utils"},
+			Env:      []string{"PYTHONDONTWRITEBYTECODE=1"},
+			Requires: pythonNeeds,
+		})
+	}
+	return suites, nil
+}
+
+// Requirements is the union of what the suites need.
+func Requirements(suites []Suite) []sysdeps.Requirement {
+	var all []sysdeps.Requirement
+	for _, s := range suites {
+		all = append(all, s.Requires...)
+	}
+	return all
+}
+
+// Run runs every suite in order, streaming its output, and goes on after a failure so that one run reports every
+// broken suite. It ends with a summary line and returns an error naming the suites that failed.
+func Run(ctx context.Context, root string, suites []Suite, out io.Writer) error {
+	var failed []string
+	for i, s := range suites {
+		fmt.Fprintf(out, "test: [%d/%d] %s: %s\n", i+1, len(suites), s.Name, strings.Join(s.Argv, " "))
+		start := time.Now()
+		cmd := exec.CommandContext(ctx, s.Argv[0], s.Argv[1:]...)
+		cmd.Dir = filepath.Join(root, s.Dir)
+		cmd.Env = append(os.Environ(), s.Env...)
+		cmd.Stdout = out
+		cmd.Stderr = out
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(out, "test: %s FAILED after %s: %v\n", s.Name, time.Since(start).Round(time.Second), err)
+			failed = append(failed, s.Name)
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		fmt.Fprintf(out, "test: %s passed in %s\n", s.Name, time.Since(start).Round(time.Second))
+	}
+	fmt.Fprintf(out, "suites: %d passed, %d failed\n", len(suites)-len(failed), len(failed))
+	if len(failed) > 0 {
+		return fmt.Errorf("test suites failed: %s", strings.Join(failed, ", "))
+	}
+	return nil
+}

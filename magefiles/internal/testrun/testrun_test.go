@@ -1,0 +1,81 @@
+package testrun
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func writeWorkspace(t *testing.T, withEFSUtils bool) string {
+	t.Helper()
+	root := t.TempDir()
+	files := map[string]string{
+		"go.work":         "go 1.26\n\nuse (\n\t./driver\n\t./operator\n)\n",
+		"driver/go.mod":   "module example.com/driver\n\ngo 1.26\n",
+		"operator/go.mod": "module example.com/operator\n\ngo 1.26\n",
+	}
+	if withEFSUtils {
+		files["efs-utils/README.md"] = "x"
+	}
+	for name, content := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func TestPlan(t *testing.T) {
+	suites, err := Plan(writeWorkspace(t, false), Options{GoTestFlags: []string{"-run", "TestX"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range suites {
+		names = append(names, s.Name)
+	}
+	if !reflect.DeepEqual(names, []string{"go driver", "go operator"}) {
+		t.Fatalf("suites = %v", names)
+	}
+	want := []string{"go", "test", "-race", "-timeout", "30m", "-run", "TestX", "./..."}
+	if !reflect.DeepEqual(suites[0].Argv, want) || suites[0].Dir != "driver" {
+		t.Fatalf("driver suite = %+v, want argv %v in driver", suites[0], want)
+	}
+
+	suites, err = Plan(writeWorkspace(t, true), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := suites[len(suites)-1]
+	if last.Name != "pytest efs-utils" || len(last.Requires) == 0 {
+		t.Fatalf("with efs-utils/, last suite = %+v, want pytest with requirements", last)
+	}
+	if len(Requirements(suites)) != 2+len(pythonNeeds) {
+		t.Fatalf("Requirements = %v", Requirements(suites))
+	}
+}
+
+func TestRunGoesOnAfterAFailureAndSummarises(t *testing.T) {
+	root := t.TempDir()
+	suites := []Suite{
+		{Name: "fails", Dir: ".", Argv: []string{"sh", "-c", "echo from-fails; exit 1"}},
+		{Name: "passes", Dir: ".", Argv: []string{"sh", "-c", "echo from-passes $MARK"}, Env: []string{"MARK=env-seen"}},
+	}
+	var out bytes.Buffer
+	err := Run(t.Context(), root, suites, &out)
+	if err == nil || !strings.Contains(err.Error(), "test suites failed: fails") {
+		t.Fatalf("Run = %v", err)
+	}
+	for _, want := range []string{"from-fails", "fails FAILED", "from-passes env-seen", "passes passed", "suites: 1 passed, 1 failed\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
