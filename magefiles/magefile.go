@@ -31,17 +31,11 @@ func All(ctx context.Context) {
 }
 
 // Build cross-compiles aws-efs-csi-driver and aws-efs-csi-driver-operator into _output/bin/<os>_<arch>/.
-//
-// Binaries are static (CGO_ENABLED=0), built with -trimpath and no build ID, so one commit always gives
-// byte-identical files. Each is stamped with its own module's version (the tag driver/vX.Y.Z or
-// operator/vX.Y.Z at HEAD, else the module's VERSION file), the commit and whether the tree was dirty;
-// `--version` prints them. A binary whose inputs did not change is not recompiled.
-//
-// Environment:
-//
-//	PLATFORMS   comma-separated os/arch list to build, default all of
-//	            linux/amd64,linux/arm64,linux/ppc64le,linux/s390x
-//	BUILD_JOBS  how many compiles run at once, default the number of CPUs
+// Binaries are static, built with -trimpath and no build ID, so one commit always gives byte-identical files;
+// each is stamped with its module's version (tag driver/vX.Y.Z or operator/vX.Y.Z at HEAD, else the module's
+// VERSION file), the commit and a dirty flag, which --version prints; unchanged binaries are not recompiled.
+// Environment: PLATFORMS=os/arch[,os/arch...] narrows the platforms (default all of linux/amd64, linux/arm64,
+// linux/ppc64le, linux/s390x); BUILD_JOBS=N bounds the parallel compiles (default the number of CPUs).
 func Build(ctx context.Context) error {
 	root, err := workspace.Root(".")
 	if err != nil {
@@ -75,14 +69,10 @@ func Build(ctx context.Context) error {
 }
 
 // Test runs every test suite: go test with the race detector in each Go module, then the efs-utils pytest suite.
-//
-// It first makes sure the system packages the suites need are installed: as root on Debian it installs the
-// missing ones with apt-get; anywhere else it stops and prints the exact apt-get command to run. Every suite
-// runs even when an earlier one fails; the last line counts the suites that passed and failed.
-//
-// Environment:
-//
-//	GOTEST_FLAGS  extra flags for every go test run, e.g. "-run TestSanity -v" or "-count=1"
+// It first installs the system packages the suites need when it runs as root on Debian (apt-get); anywhere else
+// it stops and prints the exact apt-get command. Every suite runs even after a failure, and the last line counts
+// the suites that passed and failed. Environment: GOTEST_FLAGS adds flags to every go test run, e.g.
+// GOTEST_FLAGS="-run TestSanity -v" or GOTEST_FLAGS=-count=1.
 func Test(ctx context.Context) error {
 	root, err := workspace.Root(".")
 	if err != nil {
@@ -99,8 +89,7 @@ func Test(ctx context.Context) error {
 }
 
 // Verify checks gofmt, go vet, that go mod tidy and go work sync leave no diff, and names every offending file.
-//
-// It never edits the tree: files that go work sync touches are restored after the comparison.
+// It never edits the tree: files that go work sync touches are put back after the comparison.
 func Verify(ctx context.Context) error {
 	root, err := workspace.Root(".")
 	if err != nil {
