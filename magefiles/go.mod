@@ -5,7 +5,14 @@ go 1.26.0
 require (
 	github.com/magefile/mage v1.17.2
 	golang.org/x/mod v0.42.0
-	golang.org/x/sync v0.19.0
+	golang.org/x/sync v0.22.0
+)
+
+require (
+	github.com/google/go-containerregistry v0.22.1
+	github.com/klauspost/compress v1.19.2 // indirect
+	github.com/opencontainers/go-digest v1.0.0 // indirect
+	github.com/opencontainers/image-spec v1.1.1 // indirect
 )
 
 tool github.com/magefile/mage

@@ -1,0 +1,242 @@
+package wheels
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// DefaultIndexURL is the public PyPI simple index.
+const DefaultIndexURL = "https://pypi.org/simple"
+
+// Options says where wheels come from and go.
+type Options struct {
+	// IndexURL is the PEP 503 simple index (DefaultIndexURL when empty).
+	IndexURL string
+	// Client makes the HTTP requests; nil means http.DefaultClient.
+	Client *http.Client
+	// Dir receives the verified wheels (_output/wheels).
+	Dir string
+	// Progress receives one line per requirement.
+	Progress io.Writer
+}
+
+// Wheel is a verified wheel file on disk.
+type Wheel struct {
+	Requirement Requirement
+	Path        string
+	SHA256      string
+}
+
+func (o Options) client() *http.Client {
+	if o.Client != nil {
+		return o.Client
+	}
+	return http.DefaultClient
+}
+
+func (o Options) indexURL() string {
+	if o.IndexURL != "" {
+		return o.IndexURL
+	}
+	return DefaultIndexURL
+}
+
+// Fetch makes sure Dir holds, for every requirement, a pure-Python wheel whose sha256 is one of the pinned hashes,
+// downloading from the index only what is not there yet; the result follows the order of reqs. A download whose
+// hash matches no pinned hash is deleted and fails the fetch.
+func Fetch(ctx context.Context, reqs []Requirement, opts Options) ([]Wheel, error) {
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	out := make([]Wheel, len(reqs))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	for i, r := range reqs {
+		g.Go(func() error {
+			w, fetched, err := fetchOne(ctx, r, opts)
+			if err != nil {
+				return err
+			}
+			out[i] = w
+			mu.Lock()
+			defer mu.Unlock()
+			if opts.Progress != nil {
+				state := "already verified"
+				if fetched {
+					state = "downloaded and verified"
+				}
+				fmt.Fprintf(opts.Progress, "wheels: %s: %s %s (sha256:%s)\n", r, filepath.Base(w.Path), state, w.SHA256[:12])
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Local returns the verified wheel of every requirement from Dir, without any network access; a missing or
+// unverifiable wheel is an error telling to run the wheels target.
+func Local(reqs []Requirement, dir string) ([]Wheel, error) {
+	out := make([]Wheel, 0, len(reqs))
+	for _, r := range reqs {
+		w, ok, err := findLocal(r, dir)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("%s (line %d): no wheel with a pinned hash in %s: run `go tool mage wheels`", r, r.Line, dir)
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+func fetchOne(ctx context.Context, r Requirement, opts Options) (Wheel, bool, error) {
+	if w, ok, err := findLocal(r, opts.Dir); err != nil || ok {
+		return w, false, err
+	}
+	dists, err := Links(ctx, opts.client(), opts.indexURL(), r.Name)
+	if err != nil {
+		return Wheel{}, false, err
+	}
+	candidates := versionFiles(dists, r)
+	if len(candidates) == 0 {
+		return Wheel{}, false, fmt.Errorf("%s (line %d): the index lists no file of version %s", r, r.Line, r.Version)
+	}
+	// Pure wheels first (py3-none-any before py2.py3-none-any), the index's order otherwise.
+	sort.SliceStable(candidates, func(a, b int) bool { return rank(candidates[a]) < rank(candidates[b]) })
+	var sdists []string
+	for _, d := range candidates {
+		f, _ := ParseFilename(d.Filename)
+		if !f.Pure() {
+			if !f.Wheel && (d.SHA256 == "" || slices.Contains(r.Hashes, d.SHA256)) {
+				sdists = append(sdists, d.Filename)
+			}
+			continue
+		}
+		if d.SHA256 != "" && !slices.Contains(r.Hashes, d.SHA256) {
+			continue // the index says this file is not one we pinned
+		}
+		w, err := download(ctx, opts.client(), r, d, opts.Dir)
+		if err != nil {
+			return Wheel{}, false, err
+		}
+		return w, true, nil
+	}
+	if len(sdists) > 0 {
+		return Wheel{}, false, fmt.Errorf("%s (line %d): the pinned hashes match only the source distribution %s; the image installs wheels only, so pin a pure-Python wheel too: run `go tool mage wheels:lock` where the index is reachable", r, r.Line, sdists[0])
+	}
+	return Wheel{}, false, fmt.Errorf("%s (line %d): none of the %d files the index lists for this version is a pure-Python wheel (py3-none-any) with a pinned hash", r, r.Line, len(candidates))
+}
+
+func rank(d Dist) int {
+	f, _ := ParseFilename(d.Filename)
+	switch {
+	case f.Pure() && f.Tags == "py3-none-any":
+		return 0
+	case f.Pure():
+		return 1
+	default:
+		return 2
+	}
+}
+
+// findLocal looks in dir for a pure wheel of r whose content hashes to a pinned hash.
+func findLocal(r Requirement, dir string) (Wheel, bool, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return Wheel{}, false, nil
+		}
+		return Wheel{}, false, err
+	}
+	for _, e := range entries {
+		f, err := ParseFilename(e.Name())
+		if err != nil || !f.Pure() || f.Project != r.Normalized() || f.Version != r.Version {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		sum, err := fileSHA256(p)
+		if err != nil {
+			return Wheel{}, false, err
+		}
+		if slices.Contains(r.Hashes, sum) {
+			return Wheel{Requirement: r, Path: p, SHA256: sum}, true, nil
+		}
+	}
+	return Wheel{}, false, nil
+}
+
+// download streams one file to a temporary name in dir, checks its sha256 against the pins and only then gives it
+// its real name.
+func download(ctx context.Context, client *http.Client, r Requirement, d Dist, dir string) (Wheel, error) {
+	tmp, err := os.CreateTemp(dir, ".download-*")
+	if err != nil {
+		return Wheel{}, err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	sum, err := get(ctx, client, d.URL, tmp)
+	if err != nil {
+		return Wheel{}, fmt.Errorf("%s: downloading %s: %w", r, d.Filename, err)
+	}
+	if !slices.Contains(r.Hashes, sum) {
+		return Wheel{}, fmt.Errorf("%s (line %d): %s has sha256 %s, which is not among the pinned hashes %v: refusing it", r, r.Line, d.Filename, sum, r.Hashes)
+	}
+	if err := tmp.Close(); err != nil {
+		return Wheel{}, err
+	}
+	dest := filepath.Join(dir, filepath.Base(d.Filename))
+	if err := os.Rename(tmp.Name(), dest); err != nil {
+		return Wheel{}, err
+	}
+	return Wheel{Requirement: r, Path: dest, SHA256: sum}, nil
+}
+
+// get copies the body of url into w and returns its hex sha256.
+func get(ctx context.Context, client *http.Client, url string, w io.Writer) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(io.MultiWriter(w, h), resp.Body); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func fileSHA256(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
