@@ -1,0 +1,163 @@
+package provision
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
+)
+
+// listing is a Lister over a fixed, editable set of access points that counts its calls.
+type listing struct {
+	mu    sync.Mutex
+	gids  []uint32
+	calls int
+	err   error
+}
+
+func (l *listing) ListAccessPoints(_ context.Context, _ string) ([]cloud.AccessPoint, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls++
+	if l.err != nil {
+		return nil, l.err
+	}
+	aps := make([]cloud.AccessPoint, len(l.gids))
+	for i, g := range l.gids {
+		aps[i] = cloud.AccessPoint{HasPosixUser: true, GID: g}
+	}
+	return aps, nil
+}
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func TestAllocateSkipsUsedAndListsOnce(t *testing.T) {
+	l := &listing{gids: []uint32{100, 101, 103}}
+	a := NewGIDAllocator(time.Minute, nil)
+	var got []uint32
+	for range 3 {
+		lease, err := a.Allocate(t.Context(), "fs", l, "fs-1", 100, 110)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lease.Commit()
+		got = append(got, lease.GID)
+	}
+	if want := []uint32{102, 104, 105}; !equal(got, want) {
+		t.Fatalf("GIDs = %v, want %v", got, want)
+	}
+	if l.calls != 1 {
+		t.Fatalf("listed %d times, want 1", l.calls)
+	}
+}
+
+func TestAllocateConcurrentNeverDuplicates(t *testing.T) {
+	l := &listing{gids: []uint32{5, 7, 9}}
+	a := NewGIDAllocator(time.Minute, nil)
+	var mu sync.Mutex
+	seen := map[uint32]int{}
+	var wg sync.WaitGroup
+	for i := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lease, err := a.Allocate(t.Context(), "fs", l, "fs-1", 1, 100)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if i%4 == 0 {
+				lease.Release()
+				return
+			}
+			lease.Commit()
+			mu.Lock()
+			seen[lease.GID]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for gid, n := range seen {
+		if n > 1 || gid == 5 || gid == 7 || gid == 9 {
+			t.Errorf("GID %d handed out %d times (or was already used)", gid, n)
+		}
+	}
+	if len(seen) != 48 {
+		t.Errorf("committed %d GIDs, want 48", len(seen))
+	}
+}
+
+func TestAllocateResyncSeesChangesBehindOurBack(t *testing.T) {
+	c := &clock{t: time.Unix(0, 0)}
+	l := &listing{gids: []uint32{1}}
+	a := NewGIDAllocator(time.Minute, c.now)
+	lease, _ := a.Allocate(t.Context(), "fs", l, "fs-1", 1, 4)
+	lease.Commit() // 2
+	l.mu.Lock()
+	l.gids = []uint32{2, 3} // someone created 3 and deleted 1
+	l.mu.Unlock()
+	c.t = c.t.Add(2 * time.Minute)
+	lease, _ = a.Allocate(t.Context(), "fs", l, "fs-1", 1, 4)
+	if lease.GID != 4 {
+		t.Fatalf("after resync got GID %d, want 4 (3 was created behind our back)", lease.GID)
+	}
+	lease.Commit()
+	lease, err := a.Allocate(t.Context(), "fs", l, "fs-1", 1, 4)
+	if err != nil || lease.GID != 1 {
+		t.Fatalf("got %v, %v; want the GID freed behind our back (1)", lease, err)
+	}
+	if l.calls != 2 {
+		t.Fatalf("listed %d times, want 2", l.calls)
+	}
+}
+
+func TestAllocateExhausted(t *testing.T) {
+	l := &listing{gids: []uint32{10, 11}}
+	a := NewGIDAllocator(time.Minute, nil)
+	_, err := a.Allocate(t.Context(), "fs", l, "fs-1", 10, 11)
+	if !errors.Is(err, ErrExhausted) {
+		t.Fatalf("err = %v, want ErrExhausted", err)
+	}
+	for _, w := range []string{"gidRangeStart", "gidRangeEnd", "fileSystemId", "[10, 11]"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not name %q", err, w)
+		}
+	}
+	if l.calls != 2 {
+		t.Errorf("listed %d times, want 2 (the second to catch deletions)", l.calls)
+	}
+	// A deletion behind our back is found by that second look.
+	l.mu.Lock()
+	l.gids = []uint32{10}
+	l.mu.Unlock()
+	lease, err := a.Allocate(t.Context(), "fs", l, "fs-1", 10, 11)
+	if err != nil || lease.GID != 11 {
+		t.Fatalf("got %v, %v; want 11", lease, err)
+	}
+}
+
+func TestAllocateListFailure(t *testing.T) {
+	l := &listing{err: cloud.ErrThrottled}
+	a := NewGIDAllocator(time.Minute, nil)
+	if _, err := a.Allocate(t.Context(), "fs", l, "fs-1", 1, 10); !errors.Is(err, cloud.ErrThrottled) {
+		t.Fatalf("err = %v, want the listing error", err)
+	}
+}
+
+func equal(a, b []uint32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,131 @@
+package rootdir
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"k8s.io/klog/v2"
+)
+
+// ErrUnsafePath is wrapped when a root directory would reach outside the access point's own directory.
+var ErrUnsafePath = errors.New("unsafe access point root directory")
+
+// Mounter mounts a file system at a directory and unmounts it.
+type Mounter interface {
+	// Mount mounts source ("fs-…:/") at target with the given options.
+	Mount(ctx context.Context, source, target string, options []string) error
+	// Unmount unmounts target.
+	Unmount(ctx context.Context, target string) error
+}
+
+// Deleter removes access point root directories.
+type Deleter struct {
+	// Mounter mounts the file system root.
+	Mounter Mounter
+	// WorkDir holds one temporary mount point per access point (upstream: /var/lib/csi/pv).
+	WorkDir string
+}
+
+// Target is one root directory to delete.
+type Target struct {
+	FileSystemID  string
+	AccessPointID string
+	// RootDir is the access point's root directory, absolute.
+	RootDir string
+	// MountOptions are the efs mount options for the file system root (tls, iam, mounttargetip=…).
+	MountOptions []string
+}
+
+// CheckRootDir refuses a root directory that is empty, relative, the file system root, or not clean (so that it
+// cannot contain "..").
+func CheckRootDir(dir string) error {
+	switch {
+	case dir == "" || !strings.HasPrefix(dir, "/"):
+		return fmt.Errorf("%w: %q: want an absolute path", ErrUnsafePath, dir)
+	case dir == "/":
+		return fmt.Errorf("%w: %q is the file system root", ErrUnsafePath, dir)
+	case path.Clean(dir) != dir || strings.Contains(dir, "/../") || strings.HasSuffix(dir, "/.."):
+		return fmt.Errorf("%w: %q is not a clean path", ErrUnsafePath, dir)
+	}
+	return nil
+}
+
+// Delete mounts the file system root, removes the access point's root directory and everything below it, and
+// unmounts. A symbolic link on the way cannot lead the removal elsewhere: it goes through an os.Root opened at the
+// mount point. Any failure is returned, so the caller keeps the access point and a retry can finish the job.
+func (d *Deleter) Delete(ctx context.Context, t Target) (err error) {
+	if err := CheckRootDir(t.RootDir); err != nil {
+		return err
+	}
+	mountPoint := filepath.Join(d.WorkDir, t.AccessPointID)
+	if err := os.MkdirAll(mountPoint, 0o700); err != nil {
+		return fmt.Errorf("create mount point %s: %w", mountPoint, err)
+	}
+	if err := d.Mounter.Mount(ctx, t.FileSystemID+":/", mountPoint, t.MountOptions); err != nil {
+		_ = os.Remove(mountPoint)
+		return fmt.Errorf("mount %s at %s: %w", t.FileSystemID, mountPoint, err)
+	}
+	defer func() {
+		if uerr := d.Mounter.Unmount(context.WithoutCancel(ctx), mountPoint); uerr != nil {
+			err = errors.Join(err, fmt.Errorf("unmount %s: %w", mountPoint, uerr))
+			return
+		}
+		if rerr := os.Remove(mountPoint); rerr != nil {
+			klog.ErrorS(rerr, "Removing temporary mount point", "path", mountPoint)
+		}
+	}()
+	root, err := os.OpenRoot(mountPoint)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", mountPoint, err)
+	}
+	defer root.Close()
+	rel := strings.TrimPrefix(t.RootDir, "/")
+	if err := root.RemoveAll(rel); err != nil {
+		return fmt.Errorf("remove root directory %s of access point %s: %w", t.RootDir, t.AccessPointID, err)
+	}
+	klog.V(2).InfoS("Deleted access point root directory", "accessPointID", t.AccessPointID, "fileSystemID", t.FileSystemID, "rootDir", t.RootDir)
+	return nil
+}
+
+// ExecMounter runs mount(8) -t efs, which hands over to efs-utils' mount.efs, and umount(8).
+type ExecMounter struct {
+	// MountCommand and UnmountCommand default to "mount" and "umount".
+	MountCommand, UnmountCommand string
+}
+
+var _ Mounter = ExecMounter{}
+
+// Mount runs `mount -t efs -o <options> <source> <target>`.
+func (m ExecMounter) Mount(ctx context.Context, source, target string, options []string) error {
+	cmd := m.MountCommand
+	if cmd == "" {
+		cmd = "mount"
+	}
+	args := []string{"-t", "efs"}
+	if len(options) > 0 {
+		args = append(args, "-o", strings.Join(options, ","))
+	}
+	args = append(args, source, target)
+	if out, err := exec.CommandContext(ctx, cmd, args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("%s %s: %w: %s", cmd, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// Unmount runs `umount <target>`.
+func (m ExecMounter) Unmount(ctx context.Context, target string) error {
+	cmd := m.UnmountCommand
+	if cmd == "" {
+		cmd = "umount"
+	}
+	if out, err := exec.CommandContext(ctx, cmd, target).CombinedOutput(); err != nil {
+		return fmt.Errorf("%s %s: %w: %s", cmd, target, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
