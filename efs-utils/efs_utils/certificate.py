@@ -1,0 +1,239 @@
+"""The per-mount client certificate and the node's shared private key, made with python3-cryptography.
+
+efs-utils 1.36 runs openssl req/ca/rsa/asn1parse for this; we build the same certificate in
+process: subject and issuer CN=<hostname[:64]>, SHA-256, valid from 15 minutes ago for 3 hours,
+subjectKeyIdentifier and the EFS extensions under 1.3.6.1.4.1.4843.7.
+"""
+
+import errno
+import hashlib
+import logging
+import os
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Optional
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.x509.oid import NameOID
+
+from . import der, sigv4
+from .errors import FatalError
+
+OID_ACCESS_POINT = x509.ObjectIdentifier("1.3.6.1.4.1.4843.7.1")
+OID_CLIENT_AUTH = x509.ObjectIdentifier("1.3.6.1.4.1.4843.7.2")
+OID_FS_ID = x509.ObjectIdentifier("1.3.6.1.4.1.4843.7.3")
+OID_CLIENT_INFO = x509.ObjectIdentifier("1.3.6.1.4.1.4843.7.4")
+CERT_DATETIME_FORMAT = "%y%m%d%H%M%SZ"
+NOT_BEFORE = timedelta(minutes=15)
+NOT_AFTER = timedelta(hours=3)
+KEY_BITS = 3072
+LOCK_RETRY_SEC = 0.05
+# A lock older than this is left over from a killed process (aws/efs-utils#145): remove it.
+LOCK_STALE_SEC = 60.0
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Credentials:
+    """Credentials are AWS keys used to sign the iam extension."""
+
+    access_key: str
+    secret_key: str
+    token: Optional[str] = None
+
+
+@dataclass
+class CertRequest:
+    """CertRequest is what goes into one mount's certificate."""
+
+    common_name: str
+    region: str
+    fs_id: str
+    client_source: str
+    version: str
+    access_point: Optional[str] = None
+    credentials: Optional[Credentials] = None
+
+
+def _acquire_lock(lock_path: str) -> int:
+    while True:
+        try:
+            return os.open(lock_path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+        except OSError as e:
+            if e.errno != errno.EEXIST:
+                raise
+        try:
+            age = time.time() - os.stat(lock_path).st_mtime
+            if age > LOCK_STALE_SEC:
+                log.warning("removing stale private key lock %s (%.0fs old)", lock_path, age)
+                os.unlink(lock_path)
+                continue
+        except FileNotFoundError:
+            continue
+        time.sleep(LOCK_RETRY_SEC)
+
+
+def _load_key(path: str) -> Optional[rsa.RSAPrivateKey]:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    if not data.strip():
+        return None
+    key = serialization.load_pem_private_key(data, password=None)
+    if not isinstance(key, rsa.RSAPrivateKey):
+        raise FatalError("private key %s: want an RSA key" % path)
+    return key
+
+
+def private_key(path: str, lock_path: str) -> rsa.RSAPrivateKey:
+    """private_key loads the node's shared key, creating it once under the efs-utils lock.
+
+    The key is RSA-3072, PKCS#8 PEM, mode 0400, as `openssl genpkey` writes it for 1.36. An
+    empty file is replaced. The new key is written to a temporary file and renamed, so a crash
+    never leaves a truncated key behind.
+    """
+    key = _load_key(path)
+    if key is not None:
+        return key
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    fd = _acquire_lock(lock_path)
+    try:
+        key = _load_key(path)
+        if key is not None:
+            return key
+        key = rsa.generate_private_key(public_exponent=65537, key_size=KEY_BITS)
+        pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption())
+        tmp = path + ".tmp.%d" % os.getpid()
+        wfd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o400)
+        try:
+            os.write(wfd, pem)
+            os.fsync(wfd)
+        finally:
+            os.close(wfd)
+        os.replace(tmp, path)
+        return key
+    finally:
+        os.close(fd)
+        try:
+            os.unlink(lock_path)
+        except FileNotFoundError:
+            pass
+
+
+def public_key_hash(key: rsa.RSAPrivateKey) -> str:
+    """public_key_hash is SHA-1 of the SubjectPublicKeyInfo BIT STRING content (the PKCS#1 key)."""
+    pkcs1 = key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.PKCS1)
+    return hashlib.sha1(pkcs1).hexdigest()
+
+
+def client_auth_extension(key: rsa.RSAPrivateKey, req: CertRequest, now: datetime) -> bytes:
+    """client_auth_extension is the DER of efs_client_auth for the iam option."""
+    creds = req.credentials
+    assert creds is not None
+    sig = sigv4.signature(public_key_hash(key), creds.access_key, creds.secret_key, now, req.region,
+                          req.fs_id, creds.token)
+    items = [
+        der.utf8_string(creds.access_key),
+        der.octet_string(sig.encode("ascii")),
+        der.utc_time(now.strftime(CERT_DATETIME_FORMAT)),
+    ]
+    if creds.token:
+        items.append(der.explicit(0, der.utf8_string(creds.token)))
+    return der.sequence(items)
+
+
+def client_info_extension(req: CertRequest) -> bytes:
+    return der.sequence([der.utf8_string(req.client_source), der.utf8_string(req.version)])
+
+
+def build_certificate(key: rsa.RSAPrivateKey, req: CertRequest, now: datetime) -> x509.Certificate:
+    """build_certificate makes the self-signed client certificate of one mount."""
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, req.common_name[:64])])
+    builder = (x509.CertificateBuilder()
+               .subject_name(name).issuer_name(name)
+               .public_key(key.public_key())
+               .serial_number(x509.random_serial_number())
+               .not_valid_before(now - NOT_BEFORE)
+               .not_valid_after(now + NOT_AFTER)
+               .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False))
+    if req.access_point:
+        builder = builder.add_extension(
+            x509.UnrecognizedExtension(OID_ACCESS_POINT, der.utf8_string(req.access_point)), critical=False)
+    if req.credentials:
+        builder = builder.add_extension(
+            x509.UnrecognizedExtension(OID_CLIENT_AUTH, client_auth_extension(key, req, now)), critical=False)
+    builder = builder.add_extension(
+        x509.UnrecognizedExtension(OID_FS_ID, der.utf8_string(req.fs_id)), critical=False)
+    builder = builder.add_extension(
+        x509.UnrecognizedExtension(OID_CLIENT_INFO, client_info_extension(req)), critical=False)
+    return builder.sign(key, hashes.SHA256())
+
+
+def _write(path: str, data: bytes, mode: int = 0o644) -> None:
+    tmp = path + ".tmp"
+    fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, mode)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def _openssl_config(mount_dir: str, key_path: str, req: CertRequest) -> str:
+    """_openssl_config documents the certificate in the openssl ca form 1.36 keeps beside it."""
+    lines = [
+        "dir = %s" % mount_dir, "RANDFILE = $dir/database/.rand", "",
+        "[ ca ]", "default_ca = local_ca", "",
+        "[ local_ca ]", "database = $dir/database/index.txt", "serial = $dir/database/serial",
+        "private_key = %s" % key_path, "cert = $dir/certificate.pem", "new_certs_dir = $dir/certs",
+        "default_md = sha256", "preserve = no", "policy = efsPolicy", "x509_extensions = v3_ca", "",
+        "[ efsPolicy ]", "CN = supplied", "",
+        "[ req ]", "prompt = no", "distinguished_name = req_distinguished_name", "",
+        "[ req_distinguished_name ]", "CN = %s" % req.common_name[:64], "",
+        "[ v3_ca ]", "subjectKeyIdentifier = hash",
+    ]
+    if req.access_point:
+        lines.append("1.3.6.1.4.1.4843.7.1 = ASN1:UTF8String:%s" % req.access_point)
+    if req.credentials:
+        lines.append("1.3.6.1.4.1.4843.7.2 = ASN1:SEQUENCE:efs_client_auth")
+    lines += ["1.3.6.1.4.1.4843.7.3 = ASN1:UTF8String:%s" % req.fs_id,
+              "1.3.6.1.4.1.4843.7.4 = ASN1:SEQUENCE:efs_client_info", "",
+              "[ efs_client_info ]", "source = UTF8String:%s" % req.client_source,
+              "efs_utils_version = UTF8String:%s" % req.version, ""]
+    return "\n".join(lines)
+
+
+def write_mount_certificate(mount_dir: str, key_path: str, key: rsa.RSAPrivateKey, req: CertRequest,
+                            now: Optional[datetime] = None, dir_mode: int = 0o750) -> str:
+    """write_mount_certificate writes <name>+/ as efs-utils 1.36 lays it out and returns the
+    certificateCreationTime (YYMMDDHHMMSSZ, UTC) for the state file."""
+    now = now or datetime.now(timezone.utc).replace(microsecond=0)
+    os.makedirs(os.path.join(mount_dir, "database"), mode=dir_mode, exist_ok=True)
+    os.makedirs(os.path.join(mount_dir, "certs"), mode=dir_mode, exist_ok=True)
+    db = os.path.join(mount_dir, "database")
+    for name, content in (("index.txt", ""), ("index.txt.attr", "unique_subject = no"),
+                          ("serial", "00"), (".rand", "")):
+        p = os.path.join(db, name)
+        if not os.path.exists(p):
+            with open(p, "w") as f:
+                f.write(content)
+    _write(os.path.join(mount_dir, "config.conf"), _openssl_config(mount_dir, key_path, req).encode())
+    cert = build_certificate(key, req, now)
+    _write(os.path.join(mount_dir, "certificate.pem"), cert.public_bytes(serialization.Encoding.PEM))
+    if req.credentials:
+        pub = key.public_key().public_bytes(serialization.Encoding.PEM,
+                                            serialization.PublicFormat.SubjectPublicKeyInfo)
+        _write(os.path.join(mount_dir, "publicKey.pem"), pub)
+    return now.strftime(CERT_DATETIME_FORMAT)
+
+
+def parse_creation_time(value: str) -> datetime:
+    """parse_creation_time reads a state file's certificateCreationTime."""
+    return datetime.strptime(value, CERT_DATETIME_FORMAT).replace(tzinfo=timezone.utc)
