@@ -2,8 +2,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
@@ -12,11 +16,14 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:])
+	stop()
+	os.Exit(code)
 }
 
-// run parses the flags and starts the driver; it returns the process exit code.
-func run(args []string) int {
+// run parses the flags and serves until ctx ends; it returns the process exit code.
+func run(ctx context.Context, args []string) int {
 	fs := pflag.NewFlagSet("aws-efs-csi-driver", pflag.ContinueOnError)
 	var opts Options
 	opts.AddFlags(fs)
@@ -34,8 +41,36 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "aws-efs-csi-driver:", err)
 		return 2
 	}
+	if opts.DebugLogs {
+		_ = opts.klogFlags.Set("v", "5")
+	}
 	klog.InfoS("Starting aws-efs-csi-driver", "mode", opts.Mode, "build", version.Get().String())
-	// The CSI services are wired here by the driver issues; until then the process has nothing to serve.
-	fmt.Fprintln(os.Stderr, "aws-efs-csi-driver: no CSI services are built into this version yet")
-	return 1
+	if err := serve(ctx, &opts, env{region: firstNonEmpty(os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION"))}); err != nil {
+		klog.ErrorS(err, "Driver stopped")
+		return 1
+	}
+	return 0
+}
+
+// env is what the driver reads from its environment, read once in run.
+type env struct {
+	region string
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// listenMetrics opens the metrics listener.
+func listenMetrics(addr string) (net.Listener, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--http-endpoint %s: %w", addr, err)
+	}
+	return l, nil
 }

@@ -3,23 +3,43 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
+
+func parse(t *testing.T, args ...string) *Options {
+	t.Helper()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	var o Options
+	o.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return &o
+}
 
 func TestValidate(t *testing.T) {
 	tests := []struct {
 		name    string
-		opts    Options
+		args    []string
 		wantErr string
 	}{
-		{name: "controller", opts: Options{Mode: ModeController, Endpoint: "unix:///tmp/csi.sock"}},
-		{name: "node", opts: Options{Mode: ModeNode, Endpoint: "unix:///tmp/csi.sock"}},
-		{name: "all", opts: Options{Mode: ModeAll, Endpoint: "unix:///tmp/csi.sock"}},
-		{name: "unknown mode", opts: Options{Mode: "both", Endpoint: "unix:///tmp/csi.sock"}, wantErr: `--mode "both": want one of controller, node, all`},
-		{name: "tcp endpoint", opts: Options{Mode: ModeAll, Endpoint: "tcp://1.2.3.4:10"}, wantErr: `--endpoint "tcp://1.2.3.4:10": want unix:///`},
+		{name: "defaults"},
+		{name: "controller", args: []string{"--mode=controller", "--endpoint=unix:///tmp/csi.sock", "--http-endpoint=127.0.0.1:3301",
+			"--tags=a:b c:d", "--delete-access-point-root-dir", "--adaptive-retry-mode=false", "--region=us-east-1"}},
+		{name: "node", args: []string{"--mode=node"}},
+		{name: "unknown mode", args: []string{"--mode=both"}, wantErr: `--mode "both": want one of controller, node, all`},
+		{name: "tcp endpoint", args: []string{"--endpoint=tcp://1.2.3.4:10"}, wantErr: `--endpoint "tcp://1.2.3.4:10": want unix:///`},
+		{name: "bad http endpoint", args: []string{"--http-endpoint=3301"}, wantErr: `--http-endpoint "3301": want host:port`},
+		{name: "cert without key", args: []string{"--http-endpoint=:3301", "--metrics-cert-file=/c"}, wantErr: "--metrics-cert-file and --metrics-key-file"},
+		{name: "tls without endpoint", args: []string{"--metrics-cert-file=/c", "--metrics-key-file=/k"}, wantErr: "needs --http-endpoint"},
+		{name: "bad tags", args: []string{"--tags=novalue"}, wantErr: `--tags entry "novalue"`},
+		{name: "bad resync", args: []string{"--gid-resync-period=0s"}, wantErr: "--gid-resync-period 0s"},
+		{name: "relative work dir", args: []string{"--delete-access-point-root-dir", "--access-point-root-dir-work-dir=pv"}, wantErr: "--access-point-root-dir-work-dir"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := tt.opts.Validate()
+			err := parse(t, tt.args...).Validate()
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("Validate() = %v, want nil", err)
@@ -34,13 +54,13 @@ func TestValidate(t *testing.T) {
 }
 
 func TestRunVersionAndBadFlags(t *testing.T) {
-	if code := run([]string{"--version"}); code != 0 {
+	if code := run(t.Context(), []string{"--version"}); code != 0 {
 		t.Errorf("--version exit code = %d, want 0", code)
 	}
-	if code := run([]string{"--mode=sideways"}); code != 2 {
+	if code := run(t.Context(), []string{"--mode=sideways"}); code != 2 {
 		t.Errorf("bad --mode exit code = %d, want 2", code)
 	}
-	if code := run([]string{"--no-such-flag"}); code != 2 {
+	if code := run(t.Context(), []string{"--no-such-flag"}); code != 2 {
 		t.Errorf("unknown flag exit code = %d, want 2", code)
 	}
 }

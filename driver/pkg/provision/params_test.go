@@ -154,3 +154,33 @@ func checkRootDir(t *testing.T, dir string) {
 		}
 	}
 }
+
+func TestParseSecrets(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      map[string]string
+		want    CrossAccount
+		wantErr string
+	}{
+		{"none", nil, CrossAccount{}, ""},
+		{"role", map[string]string{"awsRoleArn": "arn:aws:iam::123456789012:role/efs", "externalId": "s3cr3t", "crossaccount": "true"},
+			CrossAccount{RoleARN: "arn:aws:iam::123456789012:role/efs", ExternalID: "s3cr3t", DNSByAZID: true}, ""},
+		{"bad arn", map[string]string{"awsRoleArn": "efs-role"}, CrossAccount{}, `awsRoleArn "efs-role": want arn:aws:iam::`},
+		{"external id alone", map[string]string{"externalId": "s3cr3t"}, CrossAccount{}, "externalId is set without awsRoleArn"},
+		{"bad bool", map[string]string{"crossaccount": "si"}, CrossAccount{}, `crossaccount "si"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseSecrets(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "s3cr3t") {
+					t.Fatalf("err = %v, want %q without the external ID", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("got %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+}

@@ -131,3 +131,36 @@ func pickByZone(usable []cloud.MountTarget, az, azID, fsID string) volume.Contex
 		"fileSystemID", fsID, "mountTargetZoneID", usable[0].AvailabilityZoneID)
 	return volume.Context{MountTargetIP: usable[0].IPAddress}
 }
+
+// CleanupMountOptions are the efs mount options the controller uses to mount a file system root for
+// --delete-access-point-root-dir: tls and iam, plus, across accounts, crossaccount (secret crossaccount=true) or
+// the IP of the mount target in the controller's own zone, matched by zone ID (else the first available one).
+func CleanupMountOptions(ctx context.Context, c EFS, acct Account, fileSystemID, zoneID string) ([]string, error) {
+	opts := []string{"tls", "iam"}
+	switch {
+	case !acct.CrossAccount:
+		return opts, nil
+	case acct.DNSByAZID:
+		return append(opts, "crossaccount"), nil
+	}
+	mts, err := c.DescribeMountTargets(ctx, fileSystemID)
+	if err != nil {
+		return nil, err
+	}
+	var pick *cloud.MountTarget
+	for i := range mts {
+		if mts[i].State != "available" || mts[i].IPAddress == "" {
+			continue
+		}
+		if pick == nil || mts[i].AvailabilityZoneID == zoneID {
+			pick = &mts[i]
+		}
+		if mts[i].AvailabilityZoneID == zoneID {
+			break
+		}
+	}
+	if pick == nil {
+		return nil, fmt.Errorf("%w: file system %s has no available mount target", ErrNoMountTarget, fileSystemID)
+	}
+	return append(opts, "mounttargetip="+pick.IPAddress), nil
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -17,8 +18,14 @@ import (
 // ErrConflict is wrapped when an access point with the request's client token exists but does not fit the request.
 var ErrConflict = errors.New("existing access point does not match the request")
 
-// ClusterTagKey is the tag every tagged access point carries (the upstream IAM policy example conditions on it).
-const ClusterTagKey = "efs.csi.aws.com/cluster"
+// Tags the driver puts on access points created with enableTagging.
+const (
+	// ClusterTagKey is on every tagged access point (the upstream IAM policy example conditions on it).
+	ClusterTagKey = "efs.csi.aws.com/cluster"
+	// CapacityTagKey records the requested capacity, so that a CreateVolume repeated with another capacity is
+	// refused as CSI requires.
+	CapacityTagKey = "efs.csi.aws.com/requested-bytes"
+)
 
 // EFS lists the EFS calls the provisioner makes.
 type EFS interface {
@@ -51,6 +58,8 @@ type CreateRequest struct {
 	FileSystemID string
 	Params       Params
 	Account      Account
+	// CapacityBytes is the requested capacity (EFS ignores it; recorded in a tag when tagging).
+	CapacityBytes int64
 }
 
 // Volume is a provisioned volume.
@@ -112,6 +121,9 @@ func (p *Provisioner) Create(ctx context.Context, c EFS, own Zones, req CreateRe
 			in.Tags = map[string]string{}
 		}
 		in.Tags[ClusterTagKey] = "true"
+		if !params.ReuseAccessPoint {
+			in.Tags[CapacityTagKey] = strconv.FormatInt(req.CapacityBytes, 10)
+		}
 	}
 	ap, err := p.createAccessPoint(ctx, c, req, in)
 	if err != nil {
@@ -218,6 +230,8 @@ func fits(ap *cloud.AccessPoint, req CreateRequest) error {
 		return fmt.Errorf("%w: access point %s has uid %d, %s is %d", ErrConflict, ap.ID, ap.UID, ParamUID, *p.UID)
 	case p.GID != nil && ap.GID != *p.GID:
 		return fmt.Errorf("%w: access point %s has gid %d, %s is %d", ErrConflict, ap.ID, ap.GID, ParamGID, *p.GID)
+	case !p.ReuseAccessPoint && ap.Tags[CapacityTagKey] != "" && ap.Tags[CapacityTagKey] != strconv.FormatInt(req.CapacityBytes, 10):
+		return fmt.Errorf("%w: volume %s exists with capacity %s bytes, requested %d", ErrConflict, req.Name, ap.Tags[CapacityTagKey], req.CapacityBytes)
 	case p.GID == nil && (ap.GID < p.GIDRangeStart || ap.GID > p.GIDRangeEnd):
 		return fmt.Errorf("%w: access point %s has gid %d outside [%s, %s] = [%d, %d]", ErrConflict, ap.ID, ap.GID,
 			ParamGIDRangeStart, ParamGIDRangeEnd, p.GIDRangeStart, p.GIDRangeEnd)

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"k8s.io/klog/v2"
+
+	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
+	"github.com/openshift/aws-efs-csi/driver/pkg/driver"
+	"github.com/openshift/aws-efs-csi/driver/pkg/metrics"
+	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
+	"github.com/openshift/aws-efs-csi/driver/pkg/rootdir"
+	"github.com/openshift/aws-efs-csi/driver/pkg/version"
+)
+
+// serve wires the services of the chosen mode and serves them until ctx ends.
+func serve(ctx context.Context, opts *Options, e env) error {
+	m := metrics.New()
+	services := driver.Services{}
+	var checks []driver.ReadyCheck
+	g, ctx := errgroup.WithContext(ctx)
+	if opts.runsController() {
+		ctrl, err := newController(opts)
+		if err != nil {
+			return err
+		}
+		services.Controller = ctrl
+		checks = append(checks, ctrl.Ready)
+		g.Go(func() error { initController(ctx, opts, e, ctrl, m); return nil })
+	}
+	if opts.Mode == ModeNode || opts.Mode == ModeAll {
+		// The node service (mounts, efs-utils watchdog, volume stats) is built by the node change; until then node
+		// mode serves identity only, so that registration and liveness work.
+		klog.InfoS("Node service is not part of this build; serving identity only for the node role")
+	}
+	services.Identity = driver.NewIdentity(version.Get().Version, services.Controller != nil, checks...)
+	srv := driver.NewServer(services, m)
+	l, err := driver.Listen(opts.Endpoint)
+	if err != nil {
+		return err
+	}
+	g.Go(func() error { return driver.Serve(ctx, srv, l) })
+	if opts.HTTPEndpoint != "" {
+		ml, err := listenMetrics(opts.HTTPEndpoint)
+		if err != nil {
+			srv.Stop()
+			return err
+		}
+		if opts.MetricsCertFile != "" {
+			cert, err := tls.LoadX509KeyPair(opts.MetricsCertFile, opts.MetricsKeyFile)
+			if err != nil {
+				srv.Stop()
+				return fmt.Errorf("--metrics-cert-file/--metrics-key-file: %w", err)
+			}
+			ml = tls.NewListener(ml, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+		}
+		g.Go(func() error { return m.Serve(ctx, ml) })
+	}
+	return g.Wait()
+}
+
+func newController(opts *Options) (*driver.Controller, error) {
+	tags, err := provision.ParseTags(opts.Tags)
+	if err != nil {
+		return nil, err
+	}
+	cfg := driver.ControllerConfig{
+		Provisioner: provision.New(provision.Config{Tags: tags, GIDs: provision.NewGIDAllocator(opts.GIDResyncPeriod, nil)}),
+	}
+	if opts.DeleteAccessPointRootDir {
+		cfg.RootDir = &rootdir.Deleter{Mounter: rootdir.ExecMounter{}, WorkDir: opts.AccessPointRootDirWorkDir}
+	}
+	return driver.NewController(cfg), nil
+}
+
+// initController resolves region and zone and builds the AWS clients, retrying until it works or ctx ends; the
+// controller answers Unavailable, and Probe says not ready, until then.
+func initController(ctx context.Context, opts *Options, e env, ctrl *driver.Controller, m *metrics.Metrics) {
+	for delay := time.Second; ; delay = min(2*delay, time.Minute) {
+		err := func() error {
+			imdsClient, err := cloud.NewIMDSClient(ctx, "")
+			if err != nil {
+				return err
+			}
+			md, err := cloud.ResolveMetadata(ctx, cloud.MetadataInput{Region: opts.Region, Zone: opts.AvailabilityZone, EnvRegion: e.region}, imdsClient)
+			if err != nil {
+				return err
+			}
+			p, err := cloud.NewProvider(ctx, cloud.Options{Region: md.Region, Observer: m,
+				Retry: cloud.RetryOptions{Adaptive: opts.AdaptiveRetryMode}})
+			if err != nil {
+				return err
+			}
+			ctrl.SetZoneID(md.ZoneID)
+			ctrl.SetClouds(p)
+			klog.InfoS("Controller ready to talk to AWS", "region", md.Region, "zone", md.Zone, "source", md.Source)
+			return nil
+		}()
+		if err == nil {
+			return
+		}
+		klog.ErrorS(err, "Initialising the controller's AWS access; retrying", "retryIn", delay)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+	}
+}

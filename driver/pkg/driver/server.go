@@ -1,0 +1,99 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"github.com/kubernetes-csi/csi-lib-utils/protosanitizer"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+	"k8s.io/klog/v2"
+)
+
+// RPCObserver receives one report per CSI RPC.
+type RPCObserver interface {
+	ObserveRPC(method, code string, d time.Duration)
+}
+
+// Services are the CSI services one server serves; Controller and Node are nil when the mode does not run them.
+type Services struct {
+	Identity   csi.IdentityServer
+	Controller csi.ControllerServer
+	Node       csi.NodeServer
+}
+
+// NewServer returns a gRPC server with the services registered and an interceptor that logs every call (payloads
+// at V(5) through protosanitizer, so secrets never reach the log) and reports it to obs (may be nil).
+func NewServer(s Services, obs RPCObserver) *grpc.Server {
+	srv := grpc.NewServer(grpc.UnaryInterceptor(interceptor(obs, time.Now)))
+	csi.RegisterIdentityServer(srv, s.Identity)
+	if s.Controller != nil {
+		csi.RegisterControllerServer(srv, s.Controller)
+	}
+	if s.Node != nil {
+		csi.RegisterNodeServer(srv, s.Node)
+	}
+	return srv
+}
+
+func interceptor(obs RPCObserver, now func() time.Time) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		v := klog.Level(4)
+		if info.FullMethod == "/csi.v1.Identity/Probe" {
+			v = 6
+		}
+		klog.V(v).InfoS("GRPC call", "method", info.FullMethod)
+		klog.V(5).InfoS("GRPC request", "method", info.FullMethod, "request", protosanitizer.StripSecrets(req))
+		start := now()
+		resp, err := handler(ctx, req)
+		code := status.Code(err)
+		if obs != nil {
+			obs.ObserveRPC(info.FullMethod, code.String(), now().Sub(start))
+		}
+		if err != nil {
+			klog.ErrorS(err, "GRPC error", "method", info.FullMethod, "code", code.String())
+		} else {
+			klog.V(5).InfoS("GRPC response", "method", info.FullMethod, "response", protosanitizer.StripSecrets(resp))
+		}
+		return resp, err
+	}
+}
+
+// Listen opens the unix socket of endpoint (unix:///absolute/path), removing a stale socket file first.
+func Listen(endpoint string) (net.Listener, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Scheme != "unix" || u.Path == "" || !filepath.IsAbs(u.Path) {
+		return nil, fmt.Errorf("endpoint %q: want unix:///absolute/path/to/csi.sock", endpoint)
+	}
+	if err := os.Remove(u.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("remove stale socket %s: %w", u.Path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(u.Path), 0o750); err != nil {
+		return nil, fmt.Errorf("create socket directory: %w", err)
+	}
+	l, err := net.Listen("unix", u.Path)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", u.Path, err)
+	}
+	return l, nil
+}
+
+// Serve serves srv on l until ctx ends, then stops gracefully.
+func Serve(ctx context.Context, srv *grpc.Server, l net.Listener) error {
+	go func() {
+		<-ctx.Done()
+		srv.GracefulStop()
+	}()
+	klog.V(2).InfoS("Serving CSI", "address", l.Addr().String())
+	if err := srv.Serve(l); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		return fmt.Errorf("serve CSI: %w", err)
+	}
+	return nil
+}

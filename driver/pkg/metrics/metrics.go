@@ -1,0 +1,99 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/klog/v2"
+)
+
+// Metrics is the driver's metric set on its own registry.
+type Metrics struct {
+	registry     *prometheus.Registry
+	apiDuration  *prometheus.HistogramVec
+	apiErrors    *prometheus.CounterVec
+	apiThrottles *prometheus.CounterVec
+	rpcDuration  *prometheus.HistogramVec
+	rpcErrors    *prometheus.CounterVec
+}
+
+// New creates the metrics and registers them, with the Go and process collectors, on a new registry.
+func New() *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		apiDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "aws_efs_csi_api_request_duration_seconds", Help: "AWS API operation latency, retries included.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"service", "request"}),
+		apiErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "aws_efs_csi_api_request_errors_total", Help: "AWS API operations that failed after all retries, by error code.",
+		}, []string{"service", "request", "code"}),
+		apiThrottles: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "aws_efs_csi_api_request_throttles_total", Help: "AWS API attempts that were throttled.",
+		}, []string{"service", "request"}),
+		rpcDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "aws_efs_csi_rpc_duration_seconds", Help: "CSI RPC latency by method and gRPC code.",
+			Buckets: []float64{.001, .005, .01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"method", "code"}),
+		rpcErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "aws_efs_csi_rpc_errors_total", Help: "CSI RPCs that returned an error, by method and gRPC code.",
+		}, []string{"method", "code"}),
+	}
+	m.registry.MustRegister(m.apiDuration, m.apiErrors, m.apiThrottles, m.rpcDuration, m.rpcErrors,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Registry returns the registry (for tests and extra collectors).
+func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
+
+// ObserveAPICall records one AWS API operation; code is "" on success.
+func (m *Metrics) ObserveAPICall(service, operation string, d time.Duration, code string) {
+	m.apiDuration.WithLabelValues(service, operation).Observe(d.Seconds())
+	if code != "" {
+		m.apiErrors.WithLabelValues(service, operation, code).Inc()
+	}
+}
+
+// ObserveThrottle records one throttled AWS API attempt.
+func (m *Metrics) ObserveThrottle(service, operation string) {
+	m.apiThrottles.WithLabelValues(service, operation).Inc()
+}
+
+// ObserveRPC records one CSI RPC; code is the gRPC code name ("OK" on success).
+func (m *Metrics) ObserveRPC(method, code string, d time.Duration) {
+	m.rpcDuration.WithLabelValues(method, code).Observe(d.Seconds())
+	if code != "OK" {
+		m.rpcErrors.WithLabelValues(method, code).Inc()
+	}
+}
+
+// Handler serves the registry in the Prometheus exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
+}
+
+// Serve serves /metrics on addr until ctx ends. It returns once listening fails or the server has shut down.
+func (m *Metrics) Serve(ctx context.Context, l net.Listener) error {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", m.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	klog.V(2).InfoS("Serving metrics", "address", l.Addr().String())
+	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve metrics on %s: %w", l.Addr(), err)
+	}
+	return nil
+}

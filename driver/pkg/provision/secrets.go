@@ -1,0 +1,56 @@
+package provision
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+)
+
+// Provisioner/deleter secret keys (csi.storage.k8s.io/provisioner-secret-*, deleter-secret-*).
+const (
+	SecretRoleARN      = "awsRoleArn"
+	SecretExternalID   = "externalId"
+	SecretCrossAccount = "crossaccount"
+)
+
+var roleARNPattern = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:role/[\w+=,.@/-]{1,512}$`)
+
+// CrossAccount is what the provisioner and deleter secrets ask for.
+type CrossAccount struct {
+	// RoleARN is the role to assume; "" means the driver's own identity.
+	RoleARN string
+	// ExternalID is passed to AssumeRole when non-empty. Secret: never logged.
+	ExternalID string
+	// DNSByAZID asks the node to mount by AZ-ID DNS name (crossaccount=true).
+	DNSByAZID bool
+}
+
+// ParseSecrets reads the cross-account keys of a provisioner or deleter secret; other keys are ignored. Errors
+// name the key and never echo the external ID.
+func ParseSecrets(secrets map[string]string) (CrossAccount, error) {
+	var ca CrossAccount
+	if v, ok := secrets[SecretRoleARN]; ok && v != "" {
+		if !roleARNPattern.MatchString(v) {
+			return CrossAccount{}, fmt.Errorf("%w: secret key %s %q: want arn:aws:iam::<12-digit account>:role/<name>",
+				ErrInvalidParameter, SecretRoleARN, v)
+		}
+		ca.RoleARN = v
+	}
+	ca.ExternalID = secrets[SecretExternalID]
+	if ca.ExternalID != "" && ca.RoleARN == "" {
+		return CrossAccount{}, fmt.Errorf("%w: secret key %s is set without %s", ErrInvalidParameter, SecretExternalID, SecretRoleARN)
+	}
+	if v, ok := secrets[SecretCrossAccount]; ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return CrossAccount{}, fmt.Errorf("%w: secret key %s %q: want true or false", ErrInvalidParameter, SecretCrossAccount, v)
+		}
+		ca.DNSByAZID = b
+	}
+	return ca, nil
+}
+
+// Account is the Account the secrets select.
+func (ca CrossAccount) Account() Account {
+	return Account{Key: ca.RoleARN, CrossAccount: ca.RoleARN != "", DNSByAZID: ca.RoleARN != "" && ca.DNSByAZID}
+}
