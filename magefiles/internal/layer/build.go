@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sync"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -43,6 +44,37 @@ type Result struct {
 // it. Entries are sorted by path, every entry is owned by 0:0 with opts.MTime, files are read whole from Data or
 // Source, and gzip runs at a fixed level with an empty header, so the same entries give the same digest.
 func Build(entries []Entry, opts Options) (Result, error) {
+	return NewCache(opts).Build(entries)
+}
+
+// Cache builds layers into one cache directory; concurrent builds of the same content wait for each other, so a
+// layer shared by several platforms is written once.
+type Cache struct {
+	opts  Options
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+}
+
+// NewCache returns a cache writing with opts.
+func NewCache(opts Options) *Cache {
+	return &Cache{opts: opts, locks: map[string]*sync.Mutex{}}
+}
+
+func (c *Cache) lock(key string) func() {
+	c.mu.Lock()
+	l, ok := c.locks[key]
+	if !ok {
+		l = &sync.Mutex{}
+		c.locks[key] = l
+	}
+	c.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+// Build is the package-level Build on this cache.
+func (c *Cache) Build(entries []Entry) (Result, error) {
+	opts := c.opts
 	sorted, err := validate(entries)
 	if err != nil {
 		return Result{}, err
@@ -51,6 +83,7 @@ func Build(entries []Entry, opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	defer c.lock(key)()
 	base := filepath.Join(opts.CacheDir, key)
 	if l, err := open(base); err == nil {
 		return Result{Layer: l, Entries: sorted}, nil

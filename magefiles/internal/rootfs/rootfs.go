@@ -216,3 +216,21 @@ func clean(p string) string {
 	}
 	return strings.TrimPrefix(c, "/")
 }
+
+// Nodes returns a copy of the index, for saving it (see FromNodes).
+func (f *FS) Nodes() map[string]Node {
+	out := make(map[string]Node, len(f.nodes))
+	for k, v := range f.nodes {
+		out[k] = v
+	}
+	return out
+}
+
+// FromNodes rebuilds a file system saved with Nodes.
+func FromNodes(nodes map[string]Node) *FS {
+	f := New()
+	for k, v := range nodes {
+		f.nodes[clean(k)] = v
+	}
+	return f
+}

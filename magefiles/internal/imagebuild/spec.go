@@ -1,0 +1,121 @@
+package imagebuild
+
+import "path"
+
+// LayerKind says where a layer's files come from.
+type LayerKind int
+
+// The layer kinds an image can stack on its base.
+const (
+	// EFSUtils installs efs-utils per efs-utils/layout.json (platform-independent).
+	EFSUtils LayerKind = iota
+	// Wheels installs the verified wheels into the base Python's site-packages (platform-independent).
+	Wheels
+	// Binary installs the platform's build of a program at Dest with mode 0755.
+	Binary
+	// StaticFiles moves efs-utils' /etc/amazon/efs to Dest, as the driver's Containerfile does with mv.
+	StaticFiles
+)
+
+// LayerSpec is one layer of an image.
+type LayerSpec struct {
+	// Name appears in progress lines and in the image history.
+	Name string
+	Kind LayerKind
+	// Program is the binary name (Binary layers).
+	Program string
+	// Dest is the in-image path of the binary (Binary) or the directory receiving the static files (StaticFiles).
+	Dest string
+}
+
+// Config is what an image's config says beyond its base.
+type Config struct {
+	DisplayName string
+	Description string
+	// Tags is the comma-separated io.openshift.tags value.
+	Tags       string
+	Entrypoint []string
+	// User replaces the base's user when not empty.
+	User string
+	// Env entries replace base entries with the same name.
+	Env []string
+}
+
+// Spec describes one image.
+type Spec struct {
+	// Name is the repository name, the layout directory under _output/images and the key of digests.json.
+	Name string
+	// From is the base: a registry reference, "oci:<layout dir>[:<ref name>]", "scratch", or "image:<name>" for an
+	// image assembled earlier in the same run.
+	From string
+	// FromEnv is the environment variable that overrides From; errors about the base name it.
+	FromEnv string
+	// Module is the Go module whose version the image carries (driver or operator).
+	Module string
+	// CheckEFSUtilsRuntime makes the build fail unless the base has python3 >= 3.9, stunnel and mount.nfs4.
+	CheckEFSUtilsRuntime bool
+	Layers               []LayerSpec
+	Config               Config
+}
+
+// Image names.
+const (
+	EFSUtilsBase = "aws-efs-utils-base"
+	Driver       = "aws-efs-csi-driver"
+	Operator     = "aws-efs-csi-driver-operator"
+)
+
+// StaticFilesDir is where the driver image keeps the efs-utils files the driver copies into its config directory.
+const StaticFilesDir = "/usr/share/aws-efs-csi-driver/efs-static-files"
+
+// Default bases: the OpenShift CI images the Containerfiles build FROM.
+const (
+	// DefaultEFSUtilsRuntime already holds the RPMs efs-utils needs (python3, stunnel, nfs-utils); mage cannot
+	// install RPMs, so the efs-utils image is assembled on it and its efs-utils files are replaced by ours.
+	DefaultEFSUtilsRuntime = "registry.ci.openshift.org/ocp/4.22:aws-efs-utils-base"
+	// DefaultRHEL9 is the RHEL 9 base of the operator image.
+	DefaultRHEL9 = "registry.ci.openshift.org/ocp/4.22:base-rhel9"
+)
+
+// DefaultSpecs lists the images `mage images` assembles, in dependency order. The bundle image (issue 8) is added
+// by appending a Spec with From "scratch".
+func DefaultSpecs() []Spec {
+	driverBin := path.Join("/usr/bin", Driver)
+	return []Spec{
+		{
+			Name: EFSUtilsBase, From: DefaultEFSUtilsRuntime, FromEnv: "AWS_EFS_UTILS_BASE_FROM", Module: "driver",
+			CheckEFSUtilsRuntime: true,
+			Layers:               []LayerSpec{{Name: "efs-utils", Kind: EFSUtils}, {Name: "botocore wheels", Kind: Wheels}},
+			Config: Config{
+				DisplayName: "AWS EFS utils base",
+				Description: "RHEL 9 with the Amazon EFS mount helper (mount.efs, amazon-efs-mount-watchdog), stunnel, nfs-utils and botocore: the base of the AWS EFS CSI driver image.",
+				Tags:        "aws,efs,efs-utils,nfs,storage",
+			},
+		},
+		{
+			Name: Driver, From: "image:" + EFSUtilsBase, FromEnv: "AWS_EFS_CSI_DRIVER_FROM", Module: "driver",
+			Layers: []LayerSpec{
+				{Name: "efs static files", Kind: StaticFiles, Dest: StaticFilesDir},
+				{Name: Driver, Kind: Binary, Program: Driver, Dest: driverBin},
+			},
+			Config: Config{
+				DisplayName: "AWS EFS CSI Driver",
+				Description: "The Container Storage Interface driver for Amazon Elastic File System, with efs-utils and botocore.",
+				Tags:        "aws,efs,csi,storage,openshift",
+				Entrypoint:  []string{driverBin, "--efs-utils-static-files-path=" + StaticFilesDir},
+				User:        "0",
+			},
+		},
+		{
+			Name: Operator, From: DefaultRHEL9, FromEnv: "AWS_EFS_CSI_DRIVER_OPERATOR_FROM", Module: "operator",
+			Layers: []LayerSpec{{Name: Operator, Kind: Binary, Program: Operator, Dest: path.Join("/usr/bin", Operator)}},
+			Config: Config{
+				DisplayName: "AWS EFS CSI Driver Operator",
+				Description: "The OLM operator that installs and runs the AWS EFS CSI driver on OpenShift.",
+				Tags:        "aws,efs,csi,storage,operator,openshift",
+				Entrypoint:  []string{path.Join("/usr/bin", Operator)},
+				User:        "1001",
+			},
+		},
+	}
+}
