@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,12 +15,17 @@ import (
 	"github.com/magefile/mage/mg"
 
 	"github.com/openshift/aws-efs-csi/magefiles/internal/gobuild"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/imagebuild"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/platform"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/stamp"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/sysdeps"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/testrun"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/verify"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/wheels"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/workspace"
+
+	//mage:import wheels
+	_ "github.com/openshift/aws-efs-csi/magefiles/internal/wheeltargets"
 )
 
 // Default is what a bare `go tool mage` runs.
@@ -96,4 +102,69 @@ func Verify(ctx context.Context) error {
 		return err
 	}
 	return verify.Run(ctx, root, verify.Checks(), os.Stdout)
+}
+
+// Wheels downloads the Python wheels pinned in requirements.txt.ocp into _output/wheels/ and verifies each file
+// against its pinned sha256. Every requirement must be name==version with --hash=sha256: lines; anything else
+// fails naming the line. A requirement whose pinned hashes match only an sdist fails too: the image installs pure
+// wheels only (add the wheel's hash with wheels:lock). Wheels already verified in _output/wheels/ are not
+// downloaded again, so later runs work offline.
+// Environment: WHEELS_INDEX_URL=<PEP 503 simple index> (default https://pypi.org/simple);
+// WHEELS_REQUIREMENTS=<file> (default requirements.txt.ocp at the repository root).
+func Wheels(ctx context.Context) error {
+	root, err := workspace.Root(".")
+	if err != nil {
+		return err
+	}
+	_, err = wheels.ReadEnv(root, os.Getenv).FetchAll(ctx, http.DefaultClient, os.Stdout)
+	return err
+}
+
+// Images assembles aws-efs-utils-base, aws-efs-csi-driver and aws-efs-csi-driver-operator for every platform
+// into one OCI layout per image under _output/images/ (and _output/images/digests.json), and pushes them when
+// REGISTRY is set. It runs build and wheels first. Layers are reproducible (sorted, root-owned, dated
+// SOURCE_DATE_EPOCH or the commit time), so the same inputs give the same digests; unchanged layers and images
+// are not rebuilt, rewritten or pushed again. See docs/images.md.
+// Environment: AWS_EFS_UTILS_BASE_FROM, AWS_EFS_CSI_DRIVER_FROM, AWS_EFS_CSI_DRIVER_OPERATOR_FROM=<registry
+// reference | oci:<layout dir>[:<ref name>]> (the bases; defaults in docs/images.md; the efs-utils base must
+// provide python3 >= 3.9, stunnel and mount.nfs4); REGISTRY=host[:port][/namespace]; IMAGE_TAG (default each
+// module's version); REGISTRY_INSECURE=true allows plain HTTP (loopback registries always may); RELEASE (label,
+// default the short commit); SOURCE_DATE_EPOCH; IMAGE_JOBS (default the CPU count); PLATFORMS as for build.
+func Images(ctx context.Context) error {
+	mg.CtxDeps(ctx, Build, Wheels)
+	root, err := workspace.Root(".")
+	if err != nil {
+		return err
+	}
+	platforms, err := platform.Parse(os.Getenv("PLATFORMS"))
+	if err != nil {
+		return err
+	}
+	settings, err := imagebuild.ParseEnv(os.Getenv, imagebuild.DefaultSpecs())
+	if err != nil {
+		return err
+	}
+	if settings.MTime.IsZero() {
+		if settings.MTime, err = imagebuild.CommitTime(ctx, root); err != nil {
+			return err
+		}
+	}
+	verified, err := wheels.ReadEnv(root, os.Getenv).LocalAll()
+	if err != nil {
+		return err
+	}
+	stamps := map[string]stamp.Stamp{}
+	for _, module := range []string{"driver", "operator"} {
+		if stamps[module], err = stamp.Resolve(ctx, root, module); err != nil {
+			return err
+		}
+	}
+	_, err = imagebuild.Run(ctx, imagebuild.Options{
+		OutDir: filepath.Join(root, "_output", "images"), BinDir: filepath.Join(root, "_output", "bin"),
+		EFSUtilsDir: filepath.Join(root, "efs-utils"), Wheels: verified,
+		Specs: settings.WithBases(imagebuild.DefaultSpecs()), Platforms: platforms, Stamps: stamps,
+		Release: settings.Release, MTime: settings.MTime, Registry: settings.Registry, Tag: settings.Tag,
+		Insecure: settings.Insecure, Jobs: settings.Jobs, Progress: os.Stdout,
+	})
+	return err
 }

@@ -24,7 +24,7 @@ type Options struct {
 	// IndexURL is the PEP 503 simple index (DefaultIndexURL when empty).
 	IndexURL string
 	// Client makes the HTTP requests; nil means http.DefaultClient.
-	Client *http.Client
+	Client HTTPClient
 	// Dir receives the verified wheels (_output/wheels).
 	Dir string
 	// Progress receives one line per requirement.
@@ -38,7 +38,12 @@ type Wheel struct {
 	SHA256      string
 }
 
-func (o Options) client() *http.Client {
+// HTTPClient is the part of *http.Client the index client uses.
+type HTTPClient interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
+func (o Options) client() HTTPClient {
 	if o.Client != nil {
 		return o.Client
 	}
@@ -183,7 +188,7 @@ func findLocal(r Requirement, dir string) (Wheel, bool, error) {
 
 // download streams one file to a temporary name in dir, checks its sha256 against the pins and only then gives it
 // its real name.
-func download(ctx context.Context, client *http.Client, r Requirement, d Dist, dir string) (Wheel, error) {
+func download(ctx context.Context, client HTTPClient, r Requirement, d Dist, dir string) (Wheel, error) {
 	tmp, err := os.CreateTemp(dir, ".download-*")
 	if err != nil {
 		return Wheel{}, err
@@ -208,7 +213,7 @@ func download(ctx context.Context, client *http.Client, r Requirement, d Dist, d
 }
 
 // get copies the body of url into w and returns its hex sha256.
-func get(ctx context.Context, client *http.Client, url string, w io.Writer) (string, error) {
+func get(ctx context.Context, client HTTPClient, url string, w io.Writer) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return "", err

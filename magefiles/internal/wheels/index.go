@@ -64,7 +64,7 @@ var anchor = regexp.MustCompile(`(?is)<a\s([^>]*)>(.*?)</a>`)
 var hrefAttr = regexp.MustCompile(`(?is)\bhref\s*=\s*("([^"]*)"|'([^']*)'|([^\s>]+))`)
 
 // Links fetches the PEP 503 page of a project from the simple index at indexURL and returns every file it lists.
-func Links(ctx context.Context, client *http.Client, indexURL, project string) ([]Dist, error) {
+func Links(ctx context.Context, client HTTPClient, indexURL, project string) ([]Dist, error) {
 	base, err := url.Parse(strings.TrimSuffix(indexURL, "/") + "/" + Normalize(project) + "/")
 	if err != nil {
 		return nil, fmt.Errorf("index URL %q: %w", indexURL, err)

@@ -1,0 +1,63 @@
+package imagebuild
+
+import (
+	"maps"
+	"strings"
+	"testing"
+)
+
+func TestParseEnv(t *testing.T) {
+	rows := []struct {
+		name         string
+		env          map[string]string
+		wantRegistry string
+		wantTag      string
+		wantInsecure bool
+		wantMTime    int64
+		wantJobs     int
+		wantFrom     map[string]string
+		wantErr      string
+	}{
+		{name: "defaults", wantFrom: map[string]string{}},
+		{name: "everything", env: map[string]string{"REGISTRY": "127.0.0.1:5000/openshift/", "IMAGE_TAG": "v1.2.3-rc.1", "REGISTRY_INSECURE": "true",
+			"SOURCE_DATE_EPOCH": "1767225600", "IMAGE_JOBS": "3", "AWS_EFS_CSI_DRIVER_OPERATOR_FROM": " oci:/tmp/ubi9 "},
+			wantRegistry: "127.0.0.1:5000/openshift", wantTag: "v1.2.3-rc.1", wantInsecure: true, wantMTime: 1767225600, wantJobs: 3,
+			wantFrom: map[string]string{Operator: "oci:/tmp/ubi9"}},
+		{name: "bad insecure", env: map[string]string{"REGISTRY_INSECURE": "yes please"}, wantErr: `REGISTRY_INSECURE "yes please": want true or false`},
+		{name: "bad epoch", env: map[string]string{"SOURCE_DATE_EPOCH": "2026-01-01"}, wantErr: `SOURCE_DATE_EPOCH "2026-01-01": want seconds since 1970-01-01 UTC`},
+		{name: "bad jobs", env: map[string]string{"IMAGE_JOBS": "0"}, wantErr: `IMAGE_JOBS "0": want a positive integer`},
+		{name: "bad tag", env: map[string]string{"IMAGE_TAG": "v1:2"}, wantErr: `IMAGE_TAG "v1:2": want 1 to 128 of [A-Za-z0-9_.-]`},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			s, err := ParseEnv(func(k string) string { return row.env[k] }, DefaultSpecs())
+			if row.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), row.wantErr) {
+					t.Fatalf("ParseEnv = %v, want an error containing %q", err, row.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mtime int64
+			if !s.MTime.IsZero() {
+				mtime = s.MTime.Unix()
+			}
+			if s.Registry != row.wantRegistry || s.Tag != row.wantTag || s.Insecure != row.wantInsecure || mtime != row.wantMTime ||
+				!maps.Equal(s.From, row.wantFrom) || (row.wantJobs != 0 && s.Jobs != row.wantJobs) {
+				t.Fatalf("ParseEnv = %+v", s)
+			}
+			specs := s.WithBases(DefaultSpecs())
+			for i, spec := range DefaultSpecs() {
+				want := spec.From
+				if v, ok := row.wantFrom[spec.Name]; ok {
+					want = v
+				}
+				if specs[i].From != want {
+					t.Errorf("%s: From = %q, want %q", spec.Name, specs[i].From, want)
+				}
+			}
+		})
+	}
+}
