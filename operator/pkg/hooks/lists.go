@@ -1,0 +1,91 @@
+package hooks
+
+import (
+	configinformers "github.com/openshift/client-go/config/informers/externalversions"
+	operatorlisters "github.com/openshift/client-go/operator/listers/operator/v1"
+	"github.com/openshift/library-go/pkg/controller/factory"
+	"github.com/openshift/library-go/pkg/operator/csi/csidrivercontrollerservicecontroller"
+	"github.com/openshift/library-go/pkg/operator/csi/csidrivernodeservicecontroller"
+	dc "github.com/openshift/library-go/pkg/operator/deploymentcontroller"
+	"k8s.io/client-go/informers"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+)
+
+// Names of the objects the workload hooks read.
+const (
+	// TrustedCABundleConfigMap is filled by the cluster network operator with the cluster's trusted CA bundle.
+	TrustedCABundleConfigMap = "aws-efs-csi-driver-trusted-ca-bundle"
+	// ControllerCredentialsSecret is written by the cloud-credential operator (or the admin in manual mode).
+	ControllerCredentialsSecret = "aws-efs-cloud-credentials"
+	// NodeCredentialsSecret holds the node role's credentials; optional.
+	NodeCredentialsSecret = "node-aws-efs-cloud-credentials"
+	// MetricsServingCertSecret is the provisioner metrics certificate written by service-ca.
+	MetricsServingCertSecret = "aws-efs-csi-driver-controller-metrics-serving-cert"
+)
+
+// Inputs are what the hook lists read.
+type Inputs struct {
+	// Namespace holds the driver's workloads, secrets and ConfigMaps.
+	Namespace string
+	// FIPSEnabled was read once at start-up.
+	FIPSEnabled bool
+	// ClusterCSIDriverName is the ClusterCSIDriver the operator serves.
+	ClusterCSIDriverName string
+	// Kube are informers for Namespace (ConfigMaps, Secrets).
+	Kube informers.SharedInformerFactory
+	// Config are the cluster configuration informers (Infrastructure, Proxy).
+	Config configinformers.SharedInformerFactory
+	// ClusterCSIDrivers lists the ClusterCSIDriver (spec.driverConfig).
+	ClusterCSIDrivers operatorlisters.ClusterCSIDriverLister
+	// ClusterCSIDriverInformer is the informer behind ClusterCSIDrivers.
+	ClusterCSIDriverInformer factory.Informer
+	// LegacyDaemonSets lists DaemonSets named efs-csi-node in every namespace.
+	LegacyDaemonSets appslisters.DaemonSetLister
+	// LegacyDaemonSetInformer is the informer behind LegacyDaemonSets.
+	LegacyDaemonSetInformer factory.Informer
+}
+
+// Deployment returns the hooks for the controller Deployment, in order, and the informers they read. library-go
+// runs its own placeholder, TLS, leader-election and control-plane-topology hooks before these.
+func Deployment(in Inputs) ([]dc.DeploymentHookFunc, []factory.Informer) {
+	cms := in.Kube.Core().V1().ConfigMaps()
+	secrets := in.Kube.Core().V1().Secrets()
+	hooks := []dc.DeploymentHookFunc{
+		csidrivercontrollerservicecontroller.WithObservedProxyDeploymentHook(),
+		csidrivercontrollerservicecontroller.WithReplicasHook(in.Config),
+		csidrivercontrollerservicecontroller.WithCABundleDeploymentHook(in.Namespace, TrustedCABundleConfigMap, cms),
+		FIPSDeployment(in.FIPSEnabled),
+		CustomTags(in.Config.Config().V1().Infrastructures().Lister()),
+		csidrivercontrollerservicecontroller.WithSecretHashAnnotationHook(in.Namespace, ControllerCredentialsSecret, secrets),
+		csidrivercontrollerservicecontroller.WithSecretHashAnnotationHook(in.Namespace, MetricsServingCertSecret, secrets),
+	}
+	informers := []factory.Informer{
+		cms.Informer(),
+		secrets.Informer(),
+		in.Config.Config().V1().Infrastructures().Informer(),
+		in.Config.Config().V1().Proxies().Informer(),
+	}
+	return hooks, informers
+}
+
+// DaemonSet returns the hooks for the node DaemonSet, in order, and the informers they read. library-go replaces
+// the image and log level placeholders before these run.
+func DaemonSet(in Inputs) ([]csidrivernodeservicecontroller.DaemonSetHookFunc, []factory.Informer) {
+	cms := in.Kube.Core().V1().ConfigMaps()
+	secrets := in.Kube.Core().V1().Secrets()
+	hooks := []csidrivernodeservicecontroller.DaemonSetHookFunc{
+		LegacyDriverGone(in.LegacyDaemonSets),
+		csidrivernodeservicecontroller.WithCABundleDaemonSetHook(in.Namespace, TrustedCABundleConfigMap, cms),
+		FIPSDaemonSet(in.FIPSEnabled),
+		VolumeMetrics(in.ClusterCSIDrivers, in.ClusterCSIDriverName),
+		NodeDNSPolicy(),
+		csidrivernodeservicecontroller.WithSecretHashAnnotationHook(in.Namespace, NodeCredentialsSecret, secrets),
+	}
+	informers := []factory.Informer{
+		cms.Informer(),
+		secrets.Informer(),
+		in.ClusterCSIDriverInformer,
+		in.LegacyDaemonSetInformer,
+	}
+	return hooks, informers
+}
