@@ -8,7 +8,7 @@ import sys
 import threading
 from typing import List, Mapping, Optional
 
-from . import config, logs, mounttable, nfs, nfsopts, options, paths, resolve, state, tls
+from . import config, logs, mounttable, nfs, nfsopts, options, paths, resolve, state
 from .errors import FatalError, OptionError
 from .imds import IMDS
 from .version import IMPLEMENTATION, VERSION
@@ -103,6 +103,7 @@ def mount(argv: List[str], env: Mapping[str, str]) -> int:
 
 
 def _mount_tls(cfg, p, opts, fs_id, path, mountpoint, target, region, imds, env) -> None:
+    from . import tls  # python3-cryptography is loaded only for TLS mounts
     name = None
     try:
         relay = tls.start_relay(cfg, p, opts, fs_id, mountpoint, target, region, imds, env)
