@@ -218,7 +218,7 @@ func (c *Controller) validateVolumeCapabilities(ctx context.Context, req *csi.Va
 	}
 	h, err := volume.ParseHandle(req.GetVolumeId())
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", cloud.ErrAccessPointNotFound, err)
+		return nil, fmt.Errorf("%w: %v", cloud.ErrAccessPointNotFound, err)
 	}
 	if h.AccessPointID != "" {
 		ca, err := provision.ParseSecrets(req.GetSecrets())

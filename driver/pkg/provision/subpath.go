@@ -35,7 +35,7 @@ func parseSubPathPattern(v string) (string, error) {
 // with ensureUniqueDirectory, a suffix derived from the volume name (stable across retries of one CreateVolume,
 // unique per volume). The result is absolute, clean, never "/", never contains "..", and fits EFS's limits.
 func RootDir(p Params, volumeName string) (string, error) {
-	sub, err := expand(p)
+	sub, err := expand(p, volumeName)
 	if err != nil {
 		return "", err
 	}
@@ -65,9 +65,15 @@ func RootDir(p Params, volumeName string) (string, error) {
 	return dir, nil
 }
 
-func expand(p Params) (string, error) {
+// expand substitutes the template variables. The PV name is the CSI volume name when the provisioner did not pass
+// it (external-provisioner names the PV after the volume).
+func expand(p Params, volumeName string) (string, error) {
+	pvName := p.PVName
+	if pvName == "" {
+		pvName = volumeName
+	}
 	vars := []struct{ name, value, param string }{
-		{varPVName, p.PVName, ParamPVName},
+		{varPVName, pvName, ParamPVName},
 		{varPVCName, p.PVCName, ParamPVCName},
 		{varPVCNamespace, p.PVCNamespace, ParamPVCNamespace},
 	}

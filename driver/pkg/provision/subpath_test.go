@@ -26,6 +26,7 @@ func TestRootDir(t *testing.T) {
 		{"too long", base("subPathPattern", strings.Repeat("a", 101), "ensureUniqueDirectory", "false"), "", "want at most 100"},
 		{"too deep", base("subPathPattern", "a/b/c/d/e/f", "ensureUniqueDirectory", "false"), "", "want at most 5"},
 		{"missing metadata", base("subPathPattern", "${.PVC.name}", ParamPVCName, ""), "", "--extra-create-metadata"},
+		{"pv name falls back to volume name", base("ensureUniqueDirectory", "false", ParamPVName, ""), "/pvc-1", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
