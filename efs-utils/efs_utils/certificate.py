@@ -77,6 +77,32 @@ def _acquire_lock(lock_path: str) -> int:
         time.sleep(LOCK_RETRY_SEC)
 
 
+def load_trusted_pem_key(data: bytes):
+    """load_trusted_pem_key loads the node's own key without OpenSSL's RSA_check_key.
+
+    The check proves p and q prime, about 120 ms for RSA-3072 on a small VM, on every mount. It
+    guards against malformed keys from untrusted sources; this key is generated on the node and
+    readable by root only. cryptography >= 39 has a public switch for it; 36-38 (RHEL 9 ships 36)
+    only the backend flag its own test suite uses; without either the key is checked as usual.
+    """
+    try:
+        return serialization.load_pem_private_key(data, password=None, unsafe_skip_rsa_key_validation=True)
+    except TypeError:
+        pass
+    try:
+        from cryptography.hazmat.backends.openssl.backend import backend
+    except ImportError:
+        backend = None
+    if backend is None or not hasattr(backend, "_rsa_skip_check_key"):
+        return serialization.load_pem_private_key(data, password=None)
+    saved = backend._rsa_skip_check_key
+    backend._rsa_skip_check_key = True
+    try:
+        return serialization.load_pem_private_key(data, password=None)
+    finally:
+        backend._rsa_skip_check_key = saved
+
+
 def _load_key(path: str) -> Optional[rsa.RSAPrivateKey]:
     try:
         with open(path, "rb") as f:
@@ -85,7 +111,7 @@ def _load_key(path: str) -> Optional[rsa.RSAPrivateKey]:
         return None
     if not data.strip():
         return None
-    key = serialization.load_pem_private_key(data, password=None)
+    key = load_trusted_pem_key(data)
     if not isinstance(key, rsa.RSAPrivateKey):
         raise FatalError("private key %s: want an RSA key" % path)
     return key

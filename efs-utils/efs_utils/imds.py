@@ -2,8 +2,6 @@
 
 import json
 import logging
-import urllib.error
-import urllib.request
 from typing import Any, Dict, Optional
 
 TOKEN_PATH = "/latest/api/token"
@@ -28,6 +26,7 @@ class IMDS:
         self._cache = {}  # type: Dict[str, Optional[str]]
 
     def _fetch_token(self) -> Optional[str]:
+        import urllib.request  # loaded only when metadata is needed (region not in the config, fallback)
         if self.disable_token or self._token_tried:
             return self._token
         self._token_tried = True
@@ -36,7 +35,7 @@ class IMDS:
         try:
             with urllib.request.urlopen(req, timeout=self.token_timeout) as resp:
                 self._token = resp.read().decode("utf-8")
-        except (OSError, urllib.error.URLError) as e:
+        except OSError as e:  # URLError is an OSError
             log.debug("IMDSv2 token unavailable (%s); using IMDSv1", e)
         return self._token
 
@@ -44,6 +43,7 @@ class IMDS:
         """get returns the body at path, or None when IMDS cannot be reached or has no such path."""
         if path in self._cache:
             return self._cache[path]
+        import urllib.request
         token = self._fetch_token()
         headers = {"X-aws-ec2-metadata-token": token} if token else {}
         req = urllib.request.Request(self.endpoint + path, headers=headers)
@@ -51,7 +51,7 @@ class IMDS:
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 value = resp.read().decode("utf-8")
-        except (OSError, urllib.error.URLError) as e:
+        except OSError as e:
             log.debug("instance metadata %s unavailable: %s", path, e)
         self._cache[path] = value
         return value

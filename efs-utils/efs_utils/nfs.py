@@ -4,6 +4,7 @@ import logging
 import os
 import platform
 import random
+import signal
 import subprocess
 import time
 from typing import List, Optional, Sequence
@@ -22,11 +23,16 @@ def command(mount_nfs4: str, source: str, mountpoint: str, options: str,
 
 
 def _run(cmd: Sequence[str], timeout: Optional[float]) -> "tuple[int, str]":
-    proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, close_fds=True)
+    # own process group: a timed-out attempt is killed with everything it started
+    proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, close_fds=True,
+                            start_new_session=True)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            proc.kill()
         proc.communicate()
         raise
     text = (err or b"").decode("utf-8", "replace").strip() or (out or b"").decode("utf-8", "replace").strip()

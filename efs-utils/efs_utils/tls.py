@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Mapping, Optional
 
-from . import certificate, credentials, netns, ports, state, stunnel
+from . import certificate, netns, ports, state, stunnel
 from .config import Config
 from .errors import FatalError
 from .imds import IMDS
@@ -34,20 +34,23 @@ class Relay:
 def _credentials(opts: Options, region: str, imds: IMDS, paths: Paths, env: Mapping[str, str]):
     if "iam" not in opts:
         return None, None
+    from . import credentials
     creds, source = credentials.get(region, imds, paths.ecs_endpoint, env,
                                     awscredsuri=opts.get("awscredsuri"), awsprofile=opts.get("awsprofile"),
                                     role_arn=opts.get("rolearn"), jwt_path=opts.get("jwtpath"))
     return creds, source
 
 
-def _wait_listening(port: int, proc, attempts: int = 5, interval: float = 0.05,
+def _wait_listening(port: int, proc, budget: float = 0.25, interval: float = 0.005,
                     ns: Optional[str] = None) -> None:
-    for _ in range(attempts):
+    """_wait_listening waits up to 250 ms (1.36: 5 tries 50 ms apart) for stunnel to accept, polling
+    finely so a ready relay costs no sleep; it returns either way, as 1.36 does."""
+    for _ in range(int(budget / interval)):
         if proc.poll() is not None:
             return
         try:
             with netns.entered(ns):
-                with socket.create_connection(("127.0.0.1", port), timeout=interval):
+                with socket.create_connection(("127.0.0.1", port), timeout=0.05):
                     return
         except OSError:
             time.sleep(interval)
