@@ -7,9 +7,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/efs"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
@@ -117,5 +120,47 @@ func TestAssumeRoleWithWebIdentity(t *testing.T) {
 	}
 	if ak := s.CallerAccessKeys("AssumeRoleWithWebIdentity"); len(ak) != 0 {
 		t.Errorf("AssumeRoleWithWebIdentity should be unsigned, saw keys %v", ak)
+	}
+}
+
+// TestExpiredRoleCredentials: calls signed with expired temporary credentials are refused with the service's
+// ExpiredToken error, and the SDK's credential cache, refreshing on expiry, gets new keys that work.
+func TestExpiredRoleCredentials(t *testing.T) {
+	s := startServer(t, Options{CredentialDuration: time.Nanosecond})
+	s.AddRole(roleA, "")
+	fsID := s.AddFileSystem(FileSystem{})
+	out, err := stsClient(s, testAccessKey).AssumeRole(t.Context(), &sts.AssumeRoleInput{
+		RoleArn: aws.String(roleA), RoleSessionName: aws.String("old")})
+	if err != nil {
+		t.Fatalf("AssumeRole: %v", err)
+	}
+	cfg := sdkConfig(s, testAccessKey, 1)
+	cfg.Credentials = credentials.NewStaticCredentialsProvider(aws.ToString(out.Credentials.AccessKeyId),
+		aws.ToString(out.Credentials.SecretAccessKey), aws.ToString(out.Credentials.SessionToken))
+	time.Sleep(1100 * time.Millisecond) // past the one-second grace the fake allows
+	_, err = efs.NewFromConfig(cfg).DescribeAccessPoints(t.Context(), &efs.DescribeAccessPointsInput{FileSystemId: aws.String(fsID)})
+	var apiErr smithy.APIError
+	if !errors.As(err, &apiErr) || apiErr.ErrorCode() != "ExpiredTokenException" {
+		t.Fatalf("EFS with expired credentials: err = %v, want ExpiredTokenException", err)
+	}
+	_, err = ec2.NewFromConfig(cfg).DescribeAvailabilityZones(t.Context(), &ec2.DescribeAvailabilityZonesInput{})
+	if !errors.As(err, &apiErr) || apiErr.ErrorCode() != "ExpiredToken" {
+		t.Fatalf("EC2 with expired credentials: err = %v, want ExpiredToken", err)
+	}
+
+	// A refreshing provider: every call after expiry gets new credentials.
+	cfg.Credentials = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(stsClient(s, testAccessKey), roleA))
+	c := efs.NewFromConfig(cfg)
+	s.ResetCalls()
+	for range 2 {
+		if _, err := c.DescribeAccessPoints(t.Context(), &efs.DescribeAccessPointsInput{FileSystemId: aws.String(fsID)}); err != nil {
+			t.Fatalf("DescribeAccessPoints with refreshing credentials: %v", err)
+		}
+	}
+	if n := s.Calls("AssumeRole"); n != 2 {
+		t.Errorf("AssumeRole calls = %d, want 2 (one refresh per expired credential)", n)
+	}
+	if keys := s.CallerAccessKeys("DescribeAccessPoints"); len(keys) != 2 {
+		t.Errorf("DescribeAccessPoints keys = %v, want two distinct", keys)
 	}
 }

@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -17,22 +18,23 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	if err := run(os.Args[1:], os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "fakeaws:", err)
 		os.Exit(2)
 	}
 }
 
-func run(args []string) error {
+func run(args []string, stderr io.Writer) error {
 	var o Options
 	fs := pflag.NewFlagSet("fakeaws", pflag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "Usage: fakeaws [flags]\n\n"+
+		fmt.Fprintf(stderr, "Usage: fakeaws [flags]\n\n"+
 			"Serves fake AWS EFS (REST-JSON), EC2 DescribeAvailabilityZones and STS (query) and IMDSv2 on one\n"+
 			"endpoint. Point clients at it with AWS_ENDPOINT_URL=<URL> (or a per-service endpoint) and any static\n"+
 			"credentials; point IMDS clients at it with AWS_EC2_METADATA_SERVICE_ENDPOINT=<URL>. The URL is the\n"+
 			"first line of stdout. Stop it with SIGTERM or SIGINT.\n\nFlags:\n%s", fs.FlagUsages())
 	}
+	fs.SetOutput(stderr)
 	o.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
