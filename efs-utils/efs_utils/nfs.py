@@ -2,7 +2,6 @@
 
 import logging
 import os
-import platform
 import random
 import signal
 import subprocess
@@ -85,7 +84,7 @@ def optimize_readahead(mountpoint: str, options: str, bdi_root: str = "/sys/clas
                        release: Optional[str] = None) -> bool:
     """optimize_readahead writes read_ahead_kb of the mount's backing device (kernel >= 5.4).
     A failure only warns."""
-    if not kernel_at_least(release or platform.release(), 5, 4):
+    if not kernel_at_least(release or os.uname().release, 5, 4):
         return False
     try:
         dev = os.stat(mountpoint).st_dev

@@ -31,6 +31,13 @@ def percentile(values, p):
     return s[min(len(s) - 1, int(round(p / 100.0 * (len(s) - 1))))]
 
 
+FLOORS = [
+    ("interpreter start (python3 -c pass)", "pass"),
+    ("interpreter + imports of the TLS path", "import sys; sys.path.insert(0, %r); import efs_utils.cli, efs_utils.tls"
+     % os.path.dirname(HERE)),
+]
+
+
 def bench_mounts(node, target, n, python, old_cmds):
     stamp = os.path.join(node.dir, "exec-time")
     recorder = os.path.join(node.dir, "mount.nfs4")
@@ -39,7 +46,7 @@ def bench_mounts(node, target, n, python, old_cmds):
     os.chmod(recorder, 0o755)
     node.env["EFS_UTILS_MOUNT_NFS4"] = recorder
     mp = node.mountpoint()
-    samples, old = [], []
+    samples, old, floors = [], [], {}
     for i in range(n + 1):
         t0 = time.time()
         proc = subprocess.run([python, conftest.MOUNT_EFS, conftest.FS_ID, mp, "-o", "tls,mounttargetip=" + target.ip],
@@ -51,6 +58,10 @@ def bench_mounts(node, target, n, python, old_cmds):
         if i > 0:  # the first mount is cold: it probes stunnel -help once per binary
             samples.append((t1 - t0) * 1000)
             old.append(run_136_subprocesses(old_cmds))  # interleaved, so both see the same machine load
+            for key, code in FLOORS:
+                t = time.time()
+                subprocess.run([python, "-c", code], env=node.env)
+                floors.setdefault(key, []).append((time.time() - t) * 1000)
         for name, st in node.states().items():
             try:
                 os.killpg(st["pid"], signal.SIGTERM)
@@ -58,7 +69,7 @@ def bench_mounts(node, target, n, python, old_cmds):
                 pass
         subprocess.run(["rm", "-rf"] + [os.path.join(node.state_dir, e) for e in os.listdir(node.state_dir)
                                         if e.startswith(("fs-", "stunnel-config", "~"))])
-    return samples, old
+    return samples, old, floors
 
 
 def setup_136_subprocesses(directory):
@@ -101,13 +112,15 @@ def main():
                                     serialization.NoEncryption()))
         node = conftest.Node(os.path.join(d, "node"), ca.path, key)
         try:
-            ours, old = bench_mounts(node, target, args.mounts, args.python, setup_136_subprocesses(d))
+            ours, old, floors = bench_mounts(node, target, args.mounts, args.python, setup_136_subprocesses(d))
         finally:
             node.close()
             target.close()
     p50, p90 = statistics.median(ours), percentile(ours, 90)
     print("mount.efs exec -> mount.nfs4 exec, warm TLS mount, %d mounts (%s):" % (len(ours), args.python))
     print("  p50 %.1f ms  p90 %.1f ms  min %.1f ms  max %.1f ms" % (p50, p90, min(ours), max(ours)))
+    for key, _ in FLOORS:
+        print("  of which %s: p50 %.1f ms" % (key, statistics.median(floors[key])))
     print("subprocesses efs-utils 1.36 adds per TLS mount (stunnel -help, openssl req, openssl x509 -req, stat -f):")
     print("  p50 %.1f ms (these alone, before any of 1.36's own work)" % statistics.median(old))
     ratios = [o / m for o, m in zip(old, ours)]
