@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 )
 
 type describeAZResponse struct {
@@ -104,27 +103,30 @@ func (f ec2Filters) match(z azItem) bool {
 	return true
 }
 
-// wildcardMatch matches EC2 filter values, where * matches any run of characters and ? one character.
+// wildcardMatch matches EC2 filter values, where * matches any run of characters and ? one character. It
+// backtracks only to the last *, so it is linear in practice and never exponential.
 func wildcardMatch(pattern, s string) bool {
-	if !strings.ContainsAny(pattern, "*?") {
-		return pattern == s
-	}
-	if pattern == "" {
-		return s == ""
-	}
-	switch pattern[0] {
-	case '*':
-		for i := 0; i <= len(s); i++ {
-			if wildcardMatch(pattern[1:], s[i:]) {
-				return true
-			}
+	p, i := 0, 0
+	star, mark := -1, 0
+	for i < len(s) {
+		switch {
+		case p < len(pattern) && (pattern[p] == '?' || pattern[p] == s[i]):
+			p++
+			i++
+		case p < len(pattern) && pattern[p] == '*':
+			star, mark = p, i
+			p++
+		case star >= 0:
+			mark++
+			p, i = star+1, mark
+		default:
+			return false
 		}
-		return false
-	case '?':
-		return s != "" && wildcardMatch(pattern[1:], s[1:])
-	default:
-		return s != "" && s[0] == pattern[0] && wildcardMatch(pattern[1:], s[1:])
 	}
+	for p < len(pattern) && pattern[p] == '*' {
+		p++
+	}
+	return p == len(pattern)
 }
 
 // indexedValues returns prefix.1, prefix.2, … until the first missing index.

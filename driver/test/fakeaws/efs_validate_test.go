@@ -1,6 +1,7 @@
 package fakeaws
 
 import (
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -86,4 +87,40 @@ func TestValidateTags(t *testing.T) {
 			t.Errorf("%s: validateTags = %v, want %q", row.name, e, row.wantErr)
 		}
 	}
+}
+
+// FuzzCreateAccessPointRequest feeds arbitrary JSON bodies to the CreateAccessPoint request parsing: no panic,
+// errors are BadRequest naming a field, and what is accepted satisfies the EFS constraints.
+func FuzzCreateAccessPointRequest(f *testing.F) {
+	f.Add(`{"ClientToken":"t","FileSystemId":"fs-0123456789abcdef0","PosixUser":{"Uid":1,"Gid":2,"SecondaryGids":[3]},` +
+		`"RootDirectory":{"Path":"/a/b","CreationInfo":{"OwnerUid":1,"OwnerGid":2,"Permissions":"0755"}},"Tags":[{"Key":"k","Value":"v"}]}`)
+	f.Add(`{"ClientToken":"","FileSystemId":"arn:aws:elasticfilesystem:us-east-1:123456789012:file-system/fs-01234567"}`)
+	f.Add(`{"ClientToken":"t","FileSystemId":"fs-01234567","PosixUser":{"Uid":-1}}`)
+	f.Add(`[1,2]`)
+	f.Fuzz(func(t *testing.T, body string) {
+		r := httptest.NewRequest("POST", "/2015-02-01/access-points", strings.NewReader(body))
+		var req createAccessPointRequest
+		if e := decodeJSONBody(r, &req); e != nil {
+			if e.Code != "BadRequest" {
+				t.Fatalf("decode error code %s", e.Code)
+			}
+			return
+		}
+		ap, e := accessPointFromRequest(req)
+		if e != nil {
+			if e.Code != "BadRequest" || e.Message == "" {
+				t.Fatalf("error %v", e)
+			}
+			return
+		}
+		if ap.ClientToken == "" || len(ap.ClientToken) > 64 || !fileSystemIDPattern.MatchString(ap.FileSystemId) {
+			t.Fatalf("accepted %+v", ap)
+		}
+		if ap.RootDirectory.Path != "" && validateRootPath(ap.RootDirectory.Path) != nil {
+			t.Fatalf("accepted root path %q", ap.RootDirectory.Path)
+		}
+		if p := ap.PosixUser; p != nil && (p.Uid < 0 || p.Gid < 0 || p.Uid > maxPOSIXID || p.Gid > maxPOSIXID) {
+			t.Fatalf("accepted POSIX user %+v", p)
+		}
+	})
 }
