@@ -203,18 +203,22 @@ func (s *Server) getCallerIdentity(r *http.Request) (any, *apiError) {
 	c, ok := s.sts.creds[key]
 	s.sts.mu.Unlock()
 	if ok {
-		m := roleARNPattern.FindStringSubmatch(c.roleARN)
-		name := m[2][strings.LastIndex(m[2], "/")+1:]
-		return &callerIdentityResponse{
-			Arn: "arn:aws:sts::" + m[1] + ":assumed-role/" + name + "/" + c.session, UserID: key + ":" + c.session,
-			Account: m[1],
-		}, nil
+		account := roleARNPattern.FindStringSubmatch(c.roleARN)[1]
+		return &callerIdentityResponse{Arn: s.callerARN(r), UserID: key + ":" + c.session, Account: account}, nil
 	}
 	return &callerIdentityResponse{Arn: s.callerARN(r), UserID: key, Account: s.opts.AccountID}, nil
 }
 
-// callerARN names the caller of a request for messages: the assumed role, or an IAM user of the account.
+// callerARN names the caller of a request for messages: the assumed role for credentials STS issued, else an
+// IAM user of the account.
 func (s *Server) callerARN(r *http.Request) string {
+	s.sts.mu.Lock()
+	c, ok := s.sts.creds[accessKeyID(r)]
+	s.sts.mu.Unlock()
+	if ok {
+		m := roleARNPattern.FindStringSubmatch(c.roleARN)
+		return "arn:aws:sts::" + m[1] + ":assumed-role/" + m[2][strings.LastIndex(m[2], "/")+1:] + "/" + c.session
+	}
 	return "arn:aws:iam::" + s.opts.AccountID + ":user/fakeaws"
 }
 
