@@ -1,0 +1,52 @@
+package driver
+
+import (
+	"testing"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+)
+
+func TestIdentity(t *testing.T) {
+	e := newEnv(t, envOpts{notReady: true})
+	info, err := e.identity.GetPluginInfo(t.Context(), &csi.GetPluginInfoRequest{})
+	if err != nil || info.GetName() != "efs.csi.aws.com" || info.GetVendorVersion() != "v9.9.9" {
+		t.Fatalf("GetPluginInfo = %v, %v", info, err)
+	}
+	caps, err := e.identity.GetPluginCapabilities(t.Context(), &csi.GetPluginCapabilitiesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []csi.PluginCapability_Service_Type
+	for _, c := range caps.GetCapabilities() {
+		got = append(got, c.GetService().GetType())
+	}
+	if len(got) != 2 || got[0] != csi.PluginCapability_Service_VOLUME_ACCESSIBILITY_CONSTRAINTS || got[1] != csi.PluginCapability_Service_CONTROLLER_SERVICE {
+		t.Fatalf("capabilities = %v", got)
+	}
+	// Not ready until the AWS clients are installed; CreateVolume says Unavailable meanwhile.
+	probe, err := e.identity.Probe(t.Context(), &csi.ProbeRequest{})
+	if err != nil || probe.GetReady().GetValue() {
+		t.Fatalf("Probe before init = %v, %v; want ready=false", probe, err)
+	}
+	_, err = e.create(t, "pvc-1", e.params())
+	wantCode(t, err, 14 /* Unavailable */, "not ready")
+	e.ctrl.SetClouds(newProvider(t, e.aws, e.metrics))
+	probe, err = e.identity.Probe(t.Context(), &csi.ProbeRequest{})
+	if err != nil || !probe.GetReady().GetValue() {
+		t.Fatalf("Probe after init = %v, %v; want ready=true", probe, err)
+	}
+}
+
+func TestIdentityNodeOnly(t *testing.T) {
+	id := NewIdentity("v1", false)
+	caps, _ := id.GetPluginCapabilities(t.Context(), &csi.GetPluginCapabilitiesRequest{})
+	for _, c := range caps.GetCapabilities() {
+		if c.GetService().GetType() == csi.PluginCapability_Service_CONTROLLER_SERVICE {
+			t.Fatal("node-only identity advertises the controller service")
+		}
+	}
+	probe, _ := id.Probe(t.Context(), &csi.ProbeRequest{})
+	if !probe.GetReady().GetValue() {
+		t.Fatal("node-only identity without checks is not ready")
+	}
+}

@@ -1,0 +1,209 @@
+package sanity
+
+import (
+	"bytes"
+	"sync"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"github.com/onsi/ginkgo/v2/types"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/openshift/aws-efs-csi/driver/pkg/driver"
+	"github.com/openshift/aws-efs-csi/driver/test/fakeaws"
+)
+
+// csiSanityVersion is the csi-test release whose csi-sanity binary the acceptance names.
+const csiSanityVersion = "v5.6.0"
+
+// TestCSISanityBinary builds the driver and the standalone csi-sanity, starts fakeaws and the driver process in
+// controller mode (region and zone from fakeaws' instance metadata), and runs csi-sanity against it with the node
+// specs skipped.
+func TestCSISanityBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds two binaries")
+	}
+	root := moduleRoot(t)
+	sanityBin := buildCSISanity(t, filepath.Join(filepath.Dir(root), "_output", "tools", "csi-sanity-"+csiSanityVersion))
+	work := t.TempDir()
+	driverBin := filepath.Join(work, "aws-efs-csi-driver")
+	goCmd(t, root, nil, "build", "-o", driverBin, "./cmd/aws-efs-csi-driver")
+
+	s, err := fakeaws.Start(fakeaws.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fsID := s.AddFileSystem(fakeaws.FileSystem{})
+
+	ctrlSock := filepath.Join(work, "controller.sock")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var logs syncBuffer
+	proc := exec.CommandContext(ctx, driverBin, "--mode=controller", "--endpoint=unix://"+ctrlSock, "--v=4")
+	proc.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+s.URL(), "AWS_EC2_METADATA_SERVICE_ENDPOINT="+s.URL(),
+		"AWS_ACCESS_KEY_ID=AKIAFAKEAWSBINARY001", "AWS_SECRET_ACCESS_KEY=fake-secret", "AWS_REGION=", "AWS_DEFAULT_REGION=")
+	proc.Stdout, proc.Stderr = &logs, &logs
+	proc.Cancel = func() error { return proc.Process.Signal(os.Interrupt) }
+	if err := proc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cancel()
+		_ = proc.Wait()
+		if t.Failed() {
+			t.Logf("driver log:\n%s", logs.String())
+		}
+	}()
+	identity := csi.NewIdentityClient(dial(t, ctrlSock))
+	waitReady(t, identity)
+
+	// csi-sanity sends identity calls and the node calls of its cleanup to --csi.endpoint: a forwarder to the
+	// driver's identity plus the cleanup node stand-in; controller calls go straight to the driver process.
+	fixSock := filepath.Join(work, "fixture.sock")
+	l, err := driver.Listen("unix://" + fixSock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fix := grpc.NewServer()
+	csi.RegisterIdentityServer(fix, identityForwarder{to: identity})
+	csi.RegisterNodeServer(fix, cleanupNode{})
+	go func() { _ = fix.Serve(l) }()
+	defer fix.Stop()
+
+	params := filepath.Join(work, "params.yaml")
+	if err := os.WriteFile(params, []byte("provisioningMode: efs-ap\nfileSystemId: "+fsID+"\ndirectoryPerms: \"700\"\nsubPathPattern: sanity\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reportFile := filepath.Join(work, "report.json")
+	out, err := exec.CommandContext(ctx, sanityBin, "--csi.endpoint=unix://"+fixSock, "--csi.controllerendpoint=unix://"+ctrlSock,
+		"--csi.testvolumeparameters="+params, "--csi.mountdir="+filepath.Join(work, "mnt"), "--csi.stagingdir="+filepath.Join(work, "stage"),
+		"--ginkgo.skip="+nodeSpecs, "--ginkgo.json-report="+reportFile, "--ginkgo.no-color").CombinedOutput()
+	if err != nil {
+		t.Fatalf("csi-sanity failed: %v\n%s", err, tail(string(out), 4000))
+	}
+	var reports []types.Report
+	b, err := os.ReadFile(reportFile)
+	if err != nil || json.Unmarshal(b, &reports) != nil || len(reports) != 1 {
+		t.Fatalf("read csi-sanity report: %v", err)
+	}
+	c := countSpecs(reports[0])
+	t.Logf("csi-sanity %s binary: %d passed, %d failed, %d node specs skipped, %d skipped by the suite, %d pending",
+		csiSanityVersion, c.passed, c.failed, c.nodeSkipped, c.otherSkipped, c.pending)
+	if c.failed != 0 || c.passed < 18 {
+		t.Fatalf("csi-sanity binary: %d passed, %d failed; want all 18 identity and controller specs to pass", c.passed, c.failed)
+	}
+	if !strings.Contains(logs.String(), `source="imds"`) {
+		t.Errorf("driver did not take region and zone from instance metadata")
+	}
+}
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil || strings.TrimSpace(string(out)) == "" {
+		t.Fatalf("go env GOMOD: %v", err)
+	}
+	return filepath.Dir(strings.TrimSpace(string(out)))
+}
+
+// buildCSISanity builds csi-sanity through a throwaway module (go install of the command works too, but this
+// keeps the version pinned without touching the driver's go.mod), cached in dir.
+func buildCSISanity(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "csi-sanity")
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gomod := fmt.Sprintf("module csisanitybuild\n\ngo 1.24\n\nrequire github.com/kubernetes-csi/csi-test/v5 %s\n", csiSanityVersion)
+	tools := "//go:build tools\n\npackage tools\n\nimport _ \"github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity\"\n"
+	for name, content := range map[string]string{"go.mod": gomod, "tools.go": tools} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"GOWORK=off", "GOFLAGS=-mod=mod"}
+	goCmd(t, dir, env, "mod", "tidy")
+	goCmd(t, dir, env, "build", "-o", bin+".tmp", "github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity")
+	if err := os.Rename(bin+".tmp", bin); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+func goCmd(t *testing.T, dir string, env []string, args ...string) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
+	}
+}
+
+func dial(t *testing.T, sock string) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+// waitReady polls Probe until the driver says ready (its AWS initialisation runs after the socket opens).
+func waitReady(t *testing.T, id csi.IdentityClient) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		resp, err := id.Probe(ctx, &csi.ProbeRequest{})
+		cancel()
+		if err == nil && resp.GetReady().GetValue() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("driver did not become ready within 30s")
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// syncBuffer is a bytes.Buffer the child process's output copier and the test can share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
