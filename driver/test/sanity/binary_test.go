@@ -2,7 +2,6 @@ package sanity
 
 import (
 	"bytes"
-	"sync"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
