@@ -102,3 +102,25 @@ def test_long_client_source_is_unknown():
 def test_missing_file_names_override(tmp_path):
     with pytest.raises(FatalError, match="EFS_UTILS_CONFIG_FILE"):
         config.load(str(tmp_path / "nope.conf"))
+
+
+def test_config_parsing_properties():
+    """Fuzz-style: random config text either parses or fails with FatalError naming the file."""
+    import random
+    rng = random.Random(7)
+    pieces = ["[mount]\n", "[DEFAULT]\n", "[mount-watchdog]\n", "[mount.us-east-1]\n", "region = x\n",
+              "port_range_lower_bound = 5\n", "port_range_upper_bound = a\n", "poll_interval_sec = 2\n",
+              "stunnel_check_cert_hostname = maybe\n", "garbage\n", "= x\n", "k: v\n", "\n", "[\n", "%(x)s = 1\n"]
+    for _ in range(2000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+        try:
+            c = config.parse(text, "fuzz.conf", {})
+        except FatalError as e:
+            assert "fuzz.conf" in e.message
+            continue
+        for getter in (c.port_range, c.poll_interval_sec, c.stunnel_check_cert_hostname, c.region,
+                       c.dns_name_format, c.logging_level):
+            try:
+                getter()
+            except FatalError as e:
+                assert "fuzz.conf" in e.message

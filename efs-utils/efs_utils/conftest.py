@@ -230,7 +230,8 @@ class Node:
 
     def watchdog(self, python=None):
         argv = [python or sys.executable, WATCHDOG]
-        return subprocess.Popen(argv, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        err = open(os.path.join(self.dir, "watchdog.stderr"), "a")
+        return subprocess.Popen(argv, env=self.env, stdout=subprocess.DEVNULL, stderr=err)
 
     def close(self):
         for st in self.states().values():

@@ -90,3 +90,11 @@ def test_mounttargetip_unreachable():
         s.close()
     with pytest.raises(FatalError, match="Connection to the mount target IP address 127.0.0.1 timeout"):
         resolve.resolve(_cfg(), {"mounttargetip": "127.0.0.1"}, "fs-abc", "us-east-1", NO_IMDS)
+
+
+def test_spec_that_is_not_an_efs_name_is_refused():
+    from .cli import _fs_id_from_cname
+    with pytest.raises(FatalError, match='The specified domain name "localhost" did not resolve to an EFS mount target'):
+        _fs_id_from_cname(_cfg(), "localhost")
+    with pytest.raises(FatalError, match='Failed to resolve "no-such-host.invalid"'):
+        _fs_id_from_cname(_cfg(), "no-such-host.invalid")

@@ -93,3 +93,15 @@ def test_hung_relay_is_killed_and_restarted(tmp_path):
     assert st["pid"] != relay.pid and st["last_stunnel_check_time"] > 0
     os.kill(st["pid"], 9)
     wd.supervisor.reap()
+
+
+def test_config_is_reread_every_pass(tmp_path):
+    wd, p = _watchdog(tmp_path, {"unmount_count_for_consistency": "5"})
+    name = "fs-abc.mnt.20100"
+    _write(p, name, {"pid": 999999, "mount_time": 1})
+    wd.check()
+    assert "unmount_time" not in state.read(os.path.join(p.state_dir, name))
+    cfg = open(p.config_file).read().replace("unmount_count_for_consistency = 5", "unmount_count_for_consistency = 0")
+    open(p.config_file, "w").write(cfg)
+    wd.check()
+    assert "unmount_time" in state.read(os.path.join(p.state_dir, name))

@@ -25,6 +25,7 @@ class Watchdog:
         self.env = env
         self.supervisor = Supervisor(p, env)
         self.cfg = None  # type: Optional[config.Config]
+        self.passes = 0
 
     def reload(self) -> config.Config:
         """reload re-reads the config; on error the previous one stays in force."""
@@ -54,6 +55,8 @@ class Watchdog:
     def check(self, now: Optional[float] = None) -> None:
         """check is one pass over every state file."""
         cfg = self.reload()
+        self.passes += 1
+        log.debug("check pass %d", self.passes)
         now = time.time() if now is None else now
         mounts = mounttable.tls_mounts(mounttable.read(self.paths.proc_mounts))
         imds = IMDS(self.paths.imds_endpoint, cfg.disable_imds_token())
