@@ -2,6 +2,7 @@
 
 import logging
 import os
+import shutil
 import socket
 import threading
 import time
@@ -73,6 +74,29 @@ def start_relay(cfg: Config, paths: Paths, opts: Options, fs_id: str, mountpoint
         state.write(paths.state_dir, temp, {"pid": -1, "mountpoint": os.path.abspath(mountpoint)})
     finally:
         sock.close()
+    try:
+        doc = _prepare(cfg, paths, opts, fs_id, mountpoint, target, region, imds, env, name, port, ns)
+    except BaseException:
+        # nothing runs yet: leave no state behind for either watchdog to trip over
+        _discard(paths.state_dir, name)
+        raise
+    proc = stunnel.start(doc["cmd"])
+    doc["pid"] = proc.pid
+    state.write(paths.state_dir, temp, doc)
+    _wait_listening(port, proc, ns=ns)
+    if proc.poll() is not None:
+        err = proc.stderr.read().decode("utf-8", "replace").strip() if proc.stderr else ""
+        raise FatalError("Failed to initialize TLS tunnel for %s: stunnel exited with %s: %s"
+                         % (fs_id, proc.returncode, err))
+    return Relay(name, port, proc)
+
+
+def _prepare(cfg: Config, paths: Paths, opts: Options, fs_id: str, mountpoint: str, target: Target,
+             region: str, imds: IMDS, env: Mapping[str, str], name: str, port: int,
+             ns: Optional[str]) -> dict:
+    """_prepare writes the certificate, the stunnel config and the full temporary state file."""
+    temp = state.TEMP_PREFIX + name
+    mode = cfg.state_file_dir_mode()
     binary = paths.stunnel_binary()
     if not binary:
         raise FatalError("Failed to locate stunnel in %s. Please install stunnel (RPM stunnel)." %
@@ -100,15 +124,17 @@ def start_relay(cfg: Config, paths: Paths, opts: Options, fs_id: str, mountpoint
     if creds_source:
         doc["awsCredentialsMethod"] = creds_source
     state.write(paths.state_dir, temp, doc)
-    proc = stunnel.start(cmd)
-    doc["pid"] = proc.pid
-    state.write(paths.state_dir, temp, doc)
-    _wait_listening(port, proc, ns=ns)
-    if proc.poll() is not None:
-        err = proc.stderr.read().decode("utf-8", "replace").strip() if proc.stderr else ""
-        raise FatalError("Failed to initialize TLS tunnel for %s: stunnel exited with %s: %s"
-                         % (fs_id, proc.returncode, err))
-    return Relay(name, port, proc)
+    return doc
+
+
+def _discard(state_dir: str, name: str) -> None:
+    for path in (os.path.join(state_dir, state.TEMP_PREFIX + name),
+                 os.path.join(state_dir, state.STUNNEL_CONFIG_PREFIX + name)):
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    shutil.rmtree(os.path.join(state_dir, name + state.MOUNT_DIR_SUFFIX), ignore_errors=True)
 
 
 def _relay_config(cfg: Config, paths: Paths, opts: Options, name: str, port: int, target: Target,

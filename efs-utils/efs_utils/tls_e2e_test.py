@@ -122,3 +122,13 @@ def test_stunnel_dies_during_mount(node, mount_target, tmp_path):
     _, proc = _tls_mount(node, mount_target, env={"EFS_UTILS_MOUNT_NFS4": str(script)}, timeout=25)
     assert proc.returncode == 1
     assert b"TLS tunnel (stunnel) exited" in proc.stderr
+
+
+def test_failure_before_the_relay_starts_leaves_no_state(node, mount_target):
+    # no CA file: the stunnel config cannot be written, nothing is started
+    node.write_config({("mount", "stunnel_cafile"): "/nonexistent/ca.pem"})
+    _, proc = _tls_mount(node, mount_target)
+    assert proc.returncode == 1
+    assert b"Failed to find certificate authority file for verification" in proc.stderr
+    leftovers = [e for e in os.listdir(node.state_dir) if e != "stunnel-capabilities.json"]
+    assert leftovers == [] and node.records() == []
