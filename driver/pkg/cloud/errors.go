@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	efstypes "github.com/aws/aws-sdk-go-v2/service/efs/types"
 	"github.com/aws/smithy-go"
@@ -43,7 +42,7 @@ func sentinelFor(err error) error {
 		return ErrFileSystemNotFound
 	case errors.As(err, &limit):
 		return ErrLimitExceeded
-	case retry.IsErrorThrottles(retry.DefaultThrottles).IsErrorThrottle(err).Bool():
+	case isThrottle(err):
 		return ErrThrottled
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return ErrUnavailable

@@ -58,6 +58,9 @@ func ParseHandle(s string) (Handle, error) {
 	case fields[0] == "s3files":
 		return Handle{}, fmt.Errorf("%w: volume ID %q: S3 Files volumes are not supported by this driver: %s", ErrInvalidHandle, s, form)
 	}
+	if len(fields) == 0 {
+		return Handle{}, fmt.Errorf("%w: volume ID %q has no file system ID: %s", ErrInvalidHandle, s, form)
+	}
 	if len(fields) > 3 {
 		return Handle{}, fmt.Errorf("%w: volume ID %q has too many ':'-separated fields: %s", ErrInvalidHandle, s, form)
 	}

@@ -29,6 +29,7 @@ var handleCases = []struct {
 	{name: "bad ap", in: "fs-0123abcd::ap-1", wantErr: `access point ID "ap-1"`},
 	{name: "too many legacy", in: "fs-0123abcd:/a:fsap-0123abcd:x", wantErr: "too many"},
 	{name: "too many typed", in: "efs:fs-0123abcd:/a:fsap-0123abcd:x", wantErr: "too many"},
+	{name: "type only", in: "efs", wantErr: "no file system ID"},
 	{name: "s3files", in: "s3files:fs-0123abcd", wantErr: "S3 Files"},
 	{name: "climbing relative", in: "fs-0123abcd:../etc", wantErr: `climbs above`},
 	{name: "unknown type", in: "nfs:fs-0123abcd", wantErr: `file system ID "nfs"`},
