@@ -45,7 +45,10 @@ func run(ctx context.Context, args []string) int {
 		_ = opts.klogFlags.Set("v", "5")
 	}
 	klog.InfoS("Starting aws-efs-csi-driver", "mode", opts.Mode, "build", version.Get().String())
-	if err := serve(ctx, &opts, env{region: firstNonEmpty(os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION"))}); err != nil {
+	if err := serve(ctx, &opts, env{
+		region:  firstNonEmpty(os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION")),
+		apiHost: os.Getenv("KUBERNETES_SERVICE_HOST"), apiPort: os.Getenv("KUBERNETES_SERVICE_PORT"),
+	}); err != nil {
 		klog.ErrorS(err, "Driver stopped")
 		return 1
 	}
@@ -54,7 +57,8 @@ func run(ctx context.Context, args []string) int {
 
 // env is what the driver reads from its environment, read once in run.
 type env struct {
-	region string
+	region           string
+	apiHost, apiPort string
 }
 
 func firstNonEmpty(vals ...string) string {

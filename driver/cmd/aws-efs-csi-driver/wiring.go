@@ -24,7 +24,7 @@ func serve(ctx context.Context, opts *Options, e env) error {
 	var checks []driver.ReadyCheck
 	g, ctx := errgroup.WithContext(ctx)
 	if opts.runsController() {
-		ctrl, err := newController(opts)
+		ctrl, err := newController(opts, e)
 		if err != nil {
 			return err
 		}
@@ -63,13 +63,18 @@ func serve(ctx context.Context, opts *Options, e env) error {
 	return g.Wait()
 }
 
-func newController(opts *Options) (*driver.Controller, error) {
+func newController(opts *Options, e env) (*driver.Controller, error) {
 	tags, err := provision.ParseTags(opts.Tags)
 	if err != nil {
 		return nil, err
 	}
 	cfg := driver.ControllerConfig{
 		Provisioner: provision.New(provision.Config{Tags: tags, GIDs: provision.NewGIDAllocator(opts.GIDResyncPeriod, nil)}),
+	}
+	if r, err := provision.NewInClusterResolver(e.apiHost, e.apiPort); err == nil {
+		cfg.Resolver = r
+	} else {
+		klog.InfoS("fileSystemIdConfigRef and fileSystemIdSecretRef are unavailable", "reason", err.Error())
 	}
 	if opts.DeleteAccessPointRootDir {
 		cfg.RootDir = &rootdir.Deleter{Mounter: rootdir.ExecMounter{}, WorkDir: opts.AccessPointRootDirWorkDir}

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -335,4 +336,39 @@ func TestValidateVolumeCapabilities(t *testing.T) {
 	wantCode(t, err, codes.NotFound)
 	_, err = e.client.ValidateVolumeCapabilities(t.Context(), &csi.ValidateVolumeCapabilitiesRequest{VolumeId: vol.GetVolumeId()})
 	wantCode(t, err, codes.InvalidArgument)
+}
+
+// refs is a FileSystemIDResolver over fixed objects, standing in for the Kubernetes API reads that
+// provision.InClusterResolver makes (tested there).
+type refs map[string]string
+
+func (r refs) Resolve(_ context.Context, ref provision.ObjectRef, secret bool) (string, error) {
+	v, ok := r[fmt.Sprint(secret, ref.Namespace, ref.Name, ref.Key)]
+	if !ok {
+		return "", fmt.Errorf("%w: %s/%s", provision.ErrRefNotFound, ref.Namespace, ref.Name)
+	}
+	return v, nil
+}
+
+func TestCreateVolumeFileSystemIDRefs(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	noResolver := e.params("fileSystemIdConfigRef", "kube-system/efs/fsid")
+	delete(noResolver, "fileSystemId")
+	_, err := e.create(t, "pvc-0", noResolver)
+	wantCode(t, err, codes.FailedPrecondition, "fileSystemIdConfigRef")
+
+	e.ctrl.cfg.Resolver = refs{fmt.Sprint(false, "kube-system", "efs", "fsid"): e.fsID, fmt.Sprint(true, "kube-system", "efs", "bad"): "nope"}
+	p := e.params("fileSystemIdConfigRef", "kube-system/efs/fsid")
+	delete(p, "fileSystemId")
+	if _, err := e.create(t, "pvc-1", p); err != nil {
+		t.Fatal(err)
+	}
+	p = e.params("fileSystemIdSecretRef", "kube-system/efs/missing")
+	delete(p, "fileSystemId")
+	_, err = e.create(t, "pvc-2", p)
+	wantCode(t, err, codes.InvalidArgument, "fileSystemIdSecretRef", "kube-system/efs/missing")
+	p = e.params("fileSystemIdSecretRef", "kube-system/efs/bad")
+	delete(p, "fileSystemId")
+	_, err = e.create(t, "pvc-3", p)
+	wantCode(t, err, codes.InvalidArgument, "fileSystemIdSecretRef", `"nope"`)
 }

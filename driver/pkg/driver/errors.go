@@ -28,7 +28,7 @@ func codeFor(err error) codes.Code {
 		return codes.Canceled
 	case errors.Is(err, provision.ErrInvalidParameter), errors.Is(err, volume.ErrInvalidHandle),
 		errors.Is(err, volume.ErrInvalidContext), errors.Is(err, cloud.ErrFileSystemNotFound), errors.Is(err, cloud.ErrBadRequest),
-		errors.Is(err, errInvalidRequest):
+		errors.Is(err, errInvalidRequest), errors.Is(err, provision.ErrRefNotFound):
 		return codes.InvalidArgument
 	case errors.Is(err, provision.ErrExhausted), errors.Is(err, cloud.ErrLimitExceeded):
 		return codes.ResourceExhausted
