@@ -14,18 +14,16 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Optional
 
-from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import NameOID
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
-from . import der, sigv4
+from . import der, sigv4, x509der
 from .errors import FatalError
 
-OID_ACCESS_POINT = x509.ObjectIdentifier("1.3.6.1.4.1.4843.7.1")
-OID_CLIENT_AUTH = x509.ObjectIdentifier("1.3.6.1.4.1.4843.7.2")
-OID_FS_ID = x509.ObjectIdentifier("1.3.6.1.4.1.4843.7.3")
-OID_CLIENT_INFO = x509.ObjectIdentifier("1.3.6.1.4.1.4843.7.4")
+OID_ACCESS_POINT = "1.3.6.1.4.1.4843.7.1"
+OID_CLIENT_AUTH = "1.3.6.1.4.1.4843.7.2"
+OID_FS_ID = "1.3.6.1.4.1.4843.7.3"
+OID_CLIENT_INFO = "1.3.6.1.4.1.4843.7.4"
 CERT_DATETIME_FORMAT = "%y%m%d%H%M%SZ"
 NOT_BEFORE = timedelta(minutes=15)
 NOT_AFTER = timedelta(hours=3)
@@ -179,27 +177,21 @@ def client_info_extension(req: CertRequest) -> bytes:
     return der.sequence([der.utf8_string(req.client_source), der.utf8_string(req.version)])
 
 
-def build_certificate(key: rsa.RSAPrivateKey, req: CertRequest, now: datetime) -> x509.Certificate:
-    """build_certificate makes the self-signed client certificate of one mount."""
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, req.common_name[:64])])
-    builder = (x509.CertificateBuilder()
-               .subject_name(name).issuer_name(name)
-               .public_key(key.public_key())
-               .serial_number(x509.random_serial_number())
-               .not_valid_before(now - NOT_BEFORE)
-               .not_valid_after(now + NOT_AFTER)
-               .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False))
+def build_certificate(key: rsa.RSAPrivateKey, req: CertRequest, now: datetime) -> bytes:
+    """build_certificate returns the DER of the self-signed client certificate of one mount."""
+    pkcs1 = key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.PKCS1)
+    spki = key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    # subjectKeyIdentifier "hash": SHA-1 of the subjectPublicKey BIT STRING content (RFC 5280 4.2.1.2 (1))
+    exts = [(x509der.OID_SUBJECT_KEY_IDENTIFIER, der.octet_string(hashlib.sha1(pkcs1).digest()))]
     if req.access_point:
-        builder = builder.add_extension(
-            x509.UnrecognizedExtension(OID_ACCESS_POINT, der.utf8_string(req.access_point)), critical=False)
+        exts.append((OID_ACCESS_POINT, der.utf8_string(req.access_point)))
     if req.credentials:
-        builder = builder.add_extension(
-            x509.UnrecognizedExtension(OID_CLIENT_AUTH, client_auth_extension(key, req, now)), critical=False)
-    builder = builder.add_extension(
-        x509.UnrecognizedExtension(OID_FS_ID, der.utf8_string(req.fs_id)), critical=False)
-    builder = builder.add_extension(
-        x509.UnrecognizedExtension(OID_CLIENT_INFO, client_info_extension(req)), critical=False)
-    return builder.sign(key, hashes.SHA256())
+        exts.append((OID_CLIENT_AUTH, client_auth_extension(key, req, now)))
+    exts.append((OID_FS_ID, der.utf8_string(req.fs_id)))
+    exts.append((OID_CLIENT_INFO, client_info_extension(req)))
+    tbs = x509der.tbs_certificate(x509der.TBS(req.common_name[:64], spki, now - NOT_BEFORE, now + NOT_AFTER, exts),
+                                  x509der.serial_number())
+    return x509der.certificate(tbs, key.sign(tbs, padding.PKCS1v15(), hashes.SHA256()))
 
 
 def _write(path: str, data: bytes, mode: int = 0o644) -> None:
@@ -252,7 +244,7 @@ def write_mount_certificate(mount_dir: str, key_path: str, key: rsa.RSAPrivateKe
                 f.write(content)
     _write(os.path.join(mount_dir, "config.conf"), _openssl_config(mount_dir, key_path, req).encode())
     cert = build_certificate(key, req, now)
-    _write(os.path.join(mount_dir, "certificate.pem"), cert.public_bytes(serialization.Encoding.PEM))
+    _write(os.path.join(mount_dir, "certificate.pem"), x509der.pem(cert))
     if req.credentials:
         pub = key.public_key().public_bytes(serialization.Encoding.PEM,
                                             serialization.PublicFormat.SubjectPublicKeyInfo)

@@ -32,7 +32,11 @@ def _req(**kw):
 
 
 def _ext(cert, oid):
-    return cert.extensions.get_extension_for_oid(oid).value.value
+    return cert.extensions.get_extension_for_oid(x509.ObjectIdentifier(oid)).value.value
+
+
+def _build(k, req, now=NOW):
+    return x509.load_der_x509_certificate(certificate.build_certificate(k, req, now))
 
 
 def test_private_key_created_once_with_mode_0400(key):
@@ -69,7 +73,7 @@ def test_concurrent_key_creation_yields_one_key(tmp_path):
 
 def test_certificate_fields_and_extensions(key):
     _, k = key
-    cert = certificate.build_certificate(k, _req(), NOW)
+    cert = _build(k, _req())
     cn = cert.subject.get_attributes_for_oid(x509.oid.NameOID.COMMON_NAME)[0].value
     assert cn == "node-1.example.internal" and cert.issuer == cert.subject
     assert cert.version == x509.Version.v3
@@ -95,7 +99,7 @@ def test_certificate_fields_and_extensions(key):
 
 def test_without_access_point_or_iam(key):
     _, k = key
-    cert = certificate.build_certificate(k, _req(access_point=None, credentials=None), NOW)
+    cert = _build(k, _req(access_point=None, credentials=None))
     assert [e.oid.dotted_string for e in cert.extensions] == ["2.5.29.14", "1.3.6.1.4.1.4843.7.3", "1.3.6.1.4.1.4843.7.4"]
 
 
@@ -133,7 +137,7 @@ def test_extensions_equal_what_openssl_builds_from_the_136_config(key, tmp_path)
     subprocess.run(["openssl", "req", "-new", "-x509", "-key", key_path, "-config", str(conf), "-days", "1",
                     "-out", str(out)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     theirs = x509.load_pem_x509_certificate(out.read_bytes())
-    ours = certificate.build_certificate(k, _req(), NOW)
+    ours = _build(k, _req())
     for oid in (certificate.OID_ACCESS_POINT, certificate.OID_CLIENT_AUTH, certificate.OID_FS_ID,
                 certificate.OID_CLIENT_INFO):
         assert _ext(ours, oid) == _ext(theirs, oid), oid.dotted_string
@@ -155,3 +159,29 @@ def test_mount_directory_layout(key, tmp_path):
     # openssl agrees the certificate is well-formed and self-signed by the node key
     subprocess.run(["openssl", "verify", "-no_check_time", "-CAfile", os.path.join(mount_dir, "certificate.pem"),
                     os.path.join(mount_dir, "certificate.pem")], check=True, stdout=subprocess.DEVNULL)
+
+
+def test_openssl_parses_our_der_like_its_own(key, tmp_path):
+    """Independent parser: openssl x509 -text reads every field of the hand-built DER."""
+    _, k = key
+    path = tmp_path / "c.pem"
+    from . import x509der
+    path.write_bytes(x509der.pem(certificate.build_certificate(k, _req(), NOW)))
+    text = subprocess.run(["openssl", "x509", "-in", str(path), "-noout", "-text"], check=True,
+                          stdout=subprocess.PIPE).stdout.decode()
+    assert "Version: 3 (0x2)" in text and "Signature Algorithm: sha256WithRSAEncryption" in text
+    assert "Issuer: CN = node-1.example.internal" in text and "Subject: CN = node-1.example.internal" in text
+    assert "Not Before: May  1 11:45:00 2026 GMT" in text and "Not After : May  1 15:00:00 2026 GMT" in text
+    assert "Public-Key: (3072 bit)" in text and "X509v3 Subject Key Identifier" in text
+    for oid in ("1.3.6.1.4.1.4843.7.1", "1.3.6.1.4.1.4843.7.2", "1.3.6.1.4.1.4843.7.3", "1.3.6.1.4.1.4843.7.4"):
+        assert oid in text
+
+
+def test_der_primitives():
+    from . import der
+    from datetime import datetime
+    assert der.integer(0) == b"\x02\x01\x00" and der.integer(128) == b"\x02\x02\x00\x80"
+    assert der.oid("1.2.840.113549.1.1.11") == bytes.fromhex("06092a864886f70d01010b")
+    assert der.tlv(0x04, b"x" * 200)[:3] == b"\x04\x81\xc8"
+    assert der.time_value(datetime(2049, 12, 31, 23, 59, 59))[:1] == b"\x17"
+    assert der.time_value(datetime(2050, 1, 1)) == b"\x18\x0f20500101000000Z"

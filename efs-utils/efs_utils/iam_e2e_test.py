@@ -51,7 +51,7 @@ def test_iam_mount_and_certificate_renewal(node, mount_target):
         [(name, st)] = node.states().items()
         assert st["awsCredentialsMethod"] == "ecs:/v2/credentials/abc"
         cert = x509.load_pem_x509_certificate(open(st["certificate"], "rb").read())
-        auth = cert.extensions.get_extension_for_oid(certificate.OID_CLIENT_AUTH).value.value
+        auth = cert.extensions.get_extension_for_oid(x509.ObjectIdentifier(certificate.OID_CLIENT_AUTH)).value.value
         assert b"ASIAEXAMPLEKEY" in auth and b"ecs-session-token" in auth
         key = certificate.private_key(node.private_key, os.path.join(node.state_dir, "efs-utils-lock"))
         created = certificate.parse_creation_time(st["certificateCreationTime"])

@@ -101,10 +101,11 @@ class Supervisor:
                 return False
         for f in st.get("files") or []:
             _remove(f)
-        _remove(os.path.join(self.paths.state_dir, name))
         mount_dir = st.get("mountStateDir")
         if mount_dir:
             shutil.rmtree(os.path.join(self.paths.state_dir, mount_dir), ignore_errors=True)
+        # the state file goes last: if we are stopped half way, the next pass finishes the job
+        _remove(os.path.join(self.paths.state_dir, name))
         log.info("cleaned up state of %s", name)
         return True
 

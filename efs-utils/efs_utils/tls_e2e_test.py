@@ -43,8 +43,8 @@ def test_tls_mount_end_to_end(node, mount_target):
     assert in_kernel_mount_table(mp)
     with open(st["certificate"], "rb") as f:
         cert = x509.load_pem_x509_certificate(f.read())
-    assert cert.extensions.get_extension_for_oid(OID_FS_ID).value.value[2:] == FS_ID.encode()
-    assert cert.extensions.get_extension_for_oid(OID_CLIENT_INFO)
+    assert cert.extensions.get_extension_for_oid(x509.ObjectIdentifier(OID_FS_ID)).value.value[2:] == FS_ID.encode()
+    assert cert.extensions.get_extension_for_oid(x509.ObjectIdentifier(OID_CLIENT_INFO))
     assert not os.path.exists(os.path.join(node.state_dir, "~" + name))
 
 
