@@ -124,3 +124,18 @@ def test_config_parsing_properties():
                 getter()
             except FatalError as e:
                 assert "fuzz.conf" in e.message
+
+
+def test_reads_the_config_the_csi_driver_renders():
+    import os
+    from .conftest import HERE
+    from . import resolve
+    c = config.load(os.path.join(HERE, "testdata", "efs-utils-csi.conf"), {})
+    assert c.logging_level() == "DEBUG" and c.region() == "eu-west-1" and c.fips_mode_enabled()
+    assert c.port_range() == (20049, 21449) and c.client_source() == "k8s"
+    assert c.stunnel_debug_enabled() and not c.optimize_readahead()
+    assert c.dns_name_suffix("eu-isoe-west-1") == "cloud.adc-e.uk"
+    assert c.stunnel_cafile("us-isof-south-1") == "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem"
+    assert resolve.dns_name(c, "fs-1", "us-isof-south-1", "us-isof-south-1a") == \
+        "us-isof-south-1a.fs-1.efs.us-isof-south-1.csp.hci.ic.gov"
+    assert c.stunnel_health_check() == (True, 5, 30)  # keys the driver leaves out: 1.36 code defaults

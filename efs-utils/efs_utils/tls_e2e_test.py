@@ -34,6 +34,9 @@ def test_tls_mount_end_to_end(node, mount_target):
     assert st["cmd"][1] == os.path.join(node.state_dir, "stunnel-config." + name)
     assert st["files"] == [st["cmd"][1]]
     assert st["mountStateDir"] == name + "+"
+    # exactly the documented 1.36 field set (watchdog fields come later)
+    assert set(st) == {"pid", "cmd", "files", "mount_time", "mountpoint", "mountStateDir", "commonName", "region",
+                       "certificateCreationTime", "certificate", "privateKey", "fsId"}
     with open(st["cmd"][1]) as f:
         conf = f.read()
     assert "checkHost = %s" % DNS_NAME in conf
