@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -135,17 +136,25 @@ func (a *assembler) image(ctx context.Context, spec Spec, built map[string]v1.Im
 	if err != nil {
 		return nil, Result{}, err
 	}
+	// Pick every platform's base first, so that a base lacking platforms is reported whole and the same way
+	// every time.
+	baseImages := make([]v1.Image, len(a.opts.Platforms))
+	var missing []string
+	for i, p := range a.opts.Platforms {
+		if baseImages[i], err = b.Image(ctx, p); err != nil {
+			missing = append(missing, fmt.Sprintf("%s: %v", p, err))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, Result{}, fmt.Errorf("%s: base (%s=%s):\n  - %s", spec.Name, spec.FromEnv, spec.From, strings.Join(missing, "\n  - "))
+	}
 	images := make([]v1.Image, len(a.opts.Platforms))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(a.opts.Jobs, 1))
 	var mu sync.Mutex
 	for i, p := range a.opts.Platforms {
 		g.Go(func() error {
-			base, err := b.Image(gctx, p)
-			if err != nil {
-				return fmt.Errorf("%s %s: base (%s=%s): %w", spec.Name, p, spec.FromEnv, spec.From, err)
-			}
-			img, reports, err := a.platformImage(gctx, spec, base, p)
+			img, reports, err := a.platformImage(gctx, spec, baseImages[i], p)
 			if err != nil {
 				return err
 			}

@@ -317,7 +317,9 @@ func TestRunBaseErrors(t *testing.T) {
 	rows := []struct {
 		name, from, want string
 	}{
-		{"missing platform", twoPlatforms, "aws-efs-utils-base linux/ppc64le: base (AWS_EFS_UTILS_BASE_FROM=" + twoPlatforms + "): " + strings.TrimPrefix(twoPlatforms, "") + " has no image for linux/ppc64le (it has: linux/amd64, linux/arm64)"},
+		{"missing platforms", twoPlatforms, "aws-efs-utils-base: base (AWS_EFS_UTILS_BASE_FROM=" + twoPlatforms + "):\n" +
+			"  - linux/ppc64le: " + twoPlatforms + " has no image for linux/ppc64le (it has: linux/amd64, linux/arm64)\n" +
+			"  - linux/s390x: " + twoPlatforms + " has no image for linux/s390x (it has: linux/amd64, linux/arm64)"},
 		{"layout ref name", full + ":9.6", ""},
 		{"unknown layout ref name", full + ":8.10", `has no manifest named "8.10"`},
 		{"not a layout", "oci:" + t.TempDir(), "reading the OCI layout"},
