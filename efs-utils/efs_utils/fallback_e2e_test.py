@@ -241,3 +241,18 @@ def test_missing_botocore_says_what_to_install(node, aws_in, tmp_path):
     err = proc.stderr.decode()
     assert "Failed to import necessary dependency botocore, please install botocore first." in err
     assert "requirements.txt.ocp" in err and "python3-botocore" in err
+
+
+def test_iam_web_identity_credentials_from_sts(aws_in, tmp_path):
+    """Our own AssumeRoleWithWebIdentity call (no botocore) against fakeaws's STS."""
+    from . import credentials
+    from .imds import IMDS
+    aws = aws_in("us-east-1a")
+    token = tmp_path / "token"
+    token.write_text("projected-token")
+    env = {"AWS_ROLE_ARN": ROLE, "AWS_WEB_IDENTITY_TOKEN_FILE": str(token), "AWS_ENDPOINT_URL_STS": aws.url}
+    creds, src = credentials.get("us-east-1", IMDS(aws.url), "http://127.0.0.1:9", env, home=str(tmp_path))
+    assert src == "webidentity:%s,%s" % (ROLE, token)
+    assert creds.access_key and creds.secret_key and creds.token
+    again = credentials.refetch(src, "us-east-1", IMDS(aws.url), "", env, home=str(tmp_path))
+    assert again.access_key
