@@ -135,3 +135,27 @@ def test_failure_before_the_relay_starts_leaves_no_state(node, mount_target):
     assert b"Failed to find certificate authority file for verification" in proc.stderr
     leftovers = [e for e in os.listdir(node.state_dir) if e != "stunnel-capabilities.json"]
     assert leftovers == [] and node.records() == []
+
+
+def test_tls_mount_through_the_dns_name(node, mount_target, tmp_path):
+    """No mounttargetip: mount.efs resolves the file system's DNS name and stunnel connects to the name.
+    /etc/hosts is replaced only inside a private mount namespace of this one mount.efs run."""
+    import shutil
+    if not shutil.which("unshare"):
+        import pytest
+        pytest.skip("needs unshare (util-linux)")
+    hosts = tmp_path / "hosts"
+    hosts.write_text("127.0.0.1 localhost\n%s %s\n" % (mount_target.ip, DNS_NAME))
+    mp = node.mountpoint()
+    wrapper = tmp_path / "in-namespace.sh"
+    wrapper.write_text('#!/bin/sh\nmount --bind "%s" /etc/hosts && exec "$@"\n' % hosts)
+    wrapper.chmod(0o755)
+    from .conftest import MOUNT_EFS
+    proc = subprocess.run(["unshare", "--mount", "--propagation", "private", str(wrapper), MOUNT_EFS, FS_ID, mp,
+                           "-o", "tls"], env=node.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    [rec] = node.records()  # the recorder sent a line through the relay to the name and got it back
+    [st] = node.states().values()
+    with open(st["files"][0]) as f:
+        conf = f.read()
+    assert "connect = %s:2049" % DNS_NAME in conf and "checkHost = %s" % DNS_NAME in conf
