@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	mountutils "k8s.io/mount-utils"
 	"k8s.io/klog/v2"
+	mountutils "k8s.io/mount-utils"
 )
 
 var (

@@ -1,0 +1,93 @@
+package taint
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+func nodeWith(taints ...corev1.Taint) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker"}, Spec: corev1.NodeSpec{Taints: taints}}
+}
+
+var (
+	startup = corev1.Taint{Key: Key, Effect: corev1.TaintEffectNoExecute}
+	other   = corev1.Taint{Key: "dedicated", Value: "infra", Effect: corev1.TaintEffectNoSchedule}
+)
+
+func TestRemoveOnce(t *testing.T) {
+	cases := []struct {
+		name     string
+		taints   []corev1.Taint
+		ready    error
+		wantDone bool
+		wantLeft []corev1.Taint
+	}{
+		{name: "removes only the start-up taint", taints: []corev1.Taint{other, startup}, wantDone: true, wantLeft: []corev1.Taint{other}},
+		{name: "any effect", taints: []corev1.Taint{{Key: Key, Effect: corev1.TaintEffectNoSchedule}}, wantDone: true, wantLeft: nil},
+		{name: "no taint is done", taints: []corev1.Taint{other}, wantDone: true, wantLeft: []corev1.Taint{other}},
+		{name: "not ready keeps it", taints: []corev1.Taint{startup}, ready: errors.New("watchdog down"), wantLeft: []corev1.Taint{startup}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := fake.NewSimpleClientset(nodeWith(tc.taints...))
+			r := &Remover{Nodes: cs.CoreV1().Nodes(), NodeName: "worker", Ready: func(context.Context) error { return tc.ready }}
+			done, err := r.RemoveOnce(t.Context())
+			if done != tc.wantDone || (tc.ready != nil) != (err != nil) {
+				t.Fatalf("RemoveOnce = %v, %v", done, err)
+			}
+			n, _ := cs.CoreV1().Nodes().Get(t.Context(), "worker", metav1.GetOptions{})
+			if len(n.Spec.Taints) != len(tc.wantLeft) {
+				t.Fatalf("taints left %v, want %v", n.Spec.Taints, tc.wantLeft)
+			}
+			for i := range tc.wantLeft {
+				if n.Spec.Taints[i] != tc.wantLeft[i] {
+					t.Fatalf("taints left %v, want %v", n.Spec.Taints, tc.wantLeft)
+				}
+			}
+		})
+	}
+}
+
+func TestRunWaitsForReadiness(t *testing.T) {
+	cs := fake.NewSimpleClientset(nodeWith(startup))
+	ready := make(chan struct{})
+	r := &Remover{Nodes: cs.CoreV1().Nodes(), NodeName: "worker", Interval: time.Millisecond, Ready: func(context.Context) error {
+		select {
+		case <-ready:
+			return nil
+		default:
+			return errors.New("not yet")
+		}
+	}}
+	done := make(chan error, 1)
+	go func() { done <- r.Run(t.Context()) }()
+	time.Sleep(20 * time.Millisecond)
+	if n, _ := cs.CoreV1().Nodes().Get(t.Context(), "worker", metav1.GetOptions{}); len(n.Spec.Taints) != 1 {
+		t.Fatal("taint removed before the driver was ready")
+	}
+	close(ready)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := cs.CoreV1().Nodes().Get(t.Context(), "worker", metav1.GetOptions{}); len(n.Spec.Taints) != 0 {
+		t.Fatalf("taints left: %v", n.Spec.Taints)
+	}
+}
+
+func TestRunStopsWithContext(t *testing.T) {
+	cs := fake.NewSimpleClientset() // node does not exist: never done
+	ctx, cancel := context.WithCancel(t.Context())
+	r := &Remover{Nodes: cs.CoreV1().Nodes(), NodeName: "worker", Interval: time.Millisecond}
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v, want context.Canceled", err)
+	}
+}
