@@ -113,8 +113,7 @@ def _mount_tls(cfg, p, opts, fs_id, path, mountpoint, target, region, imds, env)
         stop = threading.Event()
 
         def died(err: str) -> None:
-            log.error("TLS tunnel of %s exited during the mount: %s", fs_id, err)
-            sys.stderr.write("Failed to mount %s: the TLS tunnel (stunnel) exited: %s\n" % (fs_id, err))
+            log.error("Failed to mount %s: the TLS tunnel (stunnel) exited: %s", fs_id, err)
             state.finish(p.state_dir, relay.name)
             os._exit(1)
 
