@@ -2,14 +2,24 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 
+	"github.com/openshift/library-go/pkg/controller/controllercmd"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/utils/clock"
 
-	"github.com/openshift/aws-efs-csi/operator/pkg/version"
+	"github.com/openshift/aws-efs-csi/operator/pkg/config"
+	"github.com/openshift/aws-efs-csi/operator/pkg/operator"
+	opversion "github.com/openshift/aws-efs-csi/operator/pkg/version"
 )
+
+const componentName = "aws-efs-csi-driver-operator"
 
 func main() {
 	cmd := newRootCommand(os.Stdout)
@@ -23,13 +33,13 @@ func main() {
 func newRootCommand(out io.Writer) *cobra.Command {
 	var printVersion bool
 	root := &cobra.Command{
-		Use:          "aws-efs-csi-driver-operator",
+		Use:          componentName,
 		Short:        "OpenShift operator for the Amazon EFS CSI driver",
 		SilenceUsage: true,
 		Args:         cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if printVersion {
-				_, err := fmt.Fprintln(out, "aws-efs-csi-driver-operator", version.Get())
+				_, err := fmt.Fprintln(out, componentName, opversion.Get())
 				return err
 			}
 			return cmd.Help()
@@ -40,15 +50,32 @@ func newRootCommand(out io.Writer) *cobra.Command {
 	return root
 }
 
-// newStartCommand is the operator's long-running entry point.
+// newStartCommand is library-go's controller command: leader election (Lease aws-efs-csi-driver-operator-lock),
+// the metrics and health server, --terminate-on-files, then operator.Run.
 func newStartCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "start",
-		Short: "Start the operator",
-		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			// The controllers are wired here by the operator issue.
-			return fmt.Errorf("start: no controllers are built into this version yet")
-		},
+	v := opversion.Get()
+	cmd := controllercmd.NewControllerCommandConfig(componentName, version.Info{GitVersion: v.Version, GitCommit: v.Commit}, start, clock.RealClock{}).
+		NewCommandWithContext(context.Background())
+	cmd.Use = "start"
+	cmd.Short = "Start the operator"
+	return cmd
+}
+
+// start reads the environment once and runs the operator.
+func start(ctx context.Context, cc *controllercmd.ControllerContext) error {
+	cfg := config.FromEnv(os.Getenv, cc.OperatorNamespace)
+	fips, err := config.ReadFIPS(config.FIPSFile)
+	if err != nil {
+		return err
 	}
+	cfg.FIPSEnabled = fips
+	missing := metrics.NewGauge(&metrics.GaugeOpts{
+		Name:           "aws_efs_csi_driver_operator_clustercsidriver_missing",
+		Help:           "1 while the ClusterCSIDriver efs.csi.aws.com does not exist and the driver is therefore not installed, else 0.",
+		StabilityLevel: metrics.ALPHA,
+	})
+	if err := legacyregistry.Register(missing); err != nil {
+		return fmt.Errorf("registering metrics: %w", err)
+	}
+	return operator.Run(ctx, operator.Options{Config: cfg, KubeConfig: cc.KubeConfig, Recorder: cc.EventRecorder, Missing: missing})
 }

@@ -27,3 +27,16 @@ func TestUnknownFlagFails(t *testing.T) {
 		t.Fatal("unknown flag: want an error")
 	}
 }
+
+func TestStartIsTheControllerCommand(t *testing.T) {
+	cmd := newRootCommand(io.Discard)
+	start, _, err := cmd.Find([]string{"start"})
+	if err != nil || start.Name() != "start" {
+		t.Fatalf("no start command: %v", err)
+	}
+	for _, flag := range []string{"kubeconfig", "namespace", "config", "terminate-on-files"} {
+		if start.Flags().Lookup(flag) == nil {
+			t.Errorf("start has no --%s flag; want library-go's controller command", flag)
+		}
+	}
+}

@@ -27,5 +27,7 @@ func FIPSDeployment(enabled bool) func(*opv1.OperatorSpec, *appsv1.Deployment) e
 
 // FIPSDaemonSet returns the DaemonSet hook that sets FIPS_ENABLED on the driver container.
 func FIPSDaemonSet(enabled bool) func(*opv1.OperatorSpec, *appsv1.DaemonSet) error {
-	return func(_ *opv1.OperatorSpec, ds *appsv1.DaemonSet) error { return setFIPS(&ds.Spec.Template.Spec, enabled) }
+	return func(_ *opv1.OperatorSpec, ds *appsv1.DaemonSet) error {
+		return setFIPS(&ds.Spec.Template.Spec, enabled)
+	}
 }

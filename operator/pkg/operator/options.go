@@ -1,0 +1,46 @@
+package operator
+
+import (
+	"time"
+
+	"github.com/openshift/library-go/pkg/operator/events"
+	"k8s.io/client-go/rest"
+
+	"github.com/openshift/aws-efs-csi/operator/pkg/config"
+	"github.com/openshift/aws-efs-csi/operator/pkg/presence"
+)
+
+// ClusterCSIDriverName is the ClusterCSIDriver this operator serves.
+const ClusterCSIDriverName = "efs.csi.aws.com"
+
+// Controller names; each prefixes the conditions it sets on the ClusterCSIDriver.
+const (
+	StaticResourcesController        = "AWSEFSDriverStaticResourcesController"
+	ControllerServiceController      = "AWSEFSDriverControllerServiceController"
+	NodeServiceController            = "AWSEFSDriverNodeServiceController"
+	CredentialsRequestController     = "AWSEFSCredentialsRequestController"
+	NodeCredentialsRequestController = "AWSEFSNodeCredentialsRequestController"
+	ConfigObserverController         = "AWSEFSDriverCSIConfigObserverController"
+	UninstallController              = "AWSEFSDriverUninstallController"
+)
+
+// Options are the operator's inputs.
+type Options struct {
+	// Config was read from the environment at start-up.
+	Config config.Config
+	// KubeConfig reaches the API server (JSON content type, safe for custom resources).
+	KubeConfig *rest.Config
+	// Recorder records the operator's events.
+	Recorder events.Recorder
+	// Missing is the ClusterCSIDriver-missing gauge.
+	Missing presence.Gauge
+	// Resync is the informers' and controllers' resync period; 20 minutes when zero.
+	Resync time.Duration
+}
+
+func (o Options) resync() time.Duration {
+	if o.Resync == 0 {
+		return 20 * time.Minute
+	}
+	return o.Resync
+}
