@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Acceptance and performance run of `go tool mage images` on this machine, with no network beyond loopback:
-#  - a real registry on 127.0.0.1 (go-containerregistry's, via `go tool crane registry serve`);
+#  - a real registry on 127.0.0.1 (go-containerregistry's, via `crane registry serve`);
 #  - RHEL-shaped synthetic runtime bases for the four platforms, pushed with crane and pulled into an OCI layout
 #    (python3 -> python3.9, stunnel, mount.nfs4, /sbin -> usr/sbin, /var/run -> ../run);
 #  - a local PEP 503 index serving a stand-in botocore wheel (PyPI is unreachable here), pinned by hash in a
@@ -16,7 +16,10 @@ R=127.0.0.1:$PORT
 mkdir -p "$W/registry"
 REG_PID= IDX_PID=
 cleanup() { kill $REG_PID $IDX_PID 2>/dev/null || true; }
-go tool crane registry serve --address "$R" --disk "$W/registry" >"$W/registry.log" 2>&1 &
+# crane is a Go tool of magefiles; build it once so the registry's PID is crane's own (go tool runs a child).
+go build -C "$ROOT/magefiles" -o "$W/crane" github.com/google/go-containerregistry/cmd/crane
+crane() { "$W/crane" "$@"; }
+crane registry serve --address "$R" --disk "$W/registry" >"$W/registry.log" 2>&1 &
 REG_PID=$!
 trap cleanup EXIT
 sleep 1
@@ -31,12 +34,12 @@ echo 'ID=rhel' >"$B/etc/os-release"
 tar --sort=name --owner=0 --group=0 --mtime=@0 -C "$B" -cf "$W/base.tar" .
 manifests=()
 for arch in amd64 arm64 ppc64le s390x; do
-  go tool crane append --oci-empty-base -f "$W/base.tar" -t "$R/base/rhel-like:tmp-$arch" >/dev/null
-  go tool crane mutate "$R/base/rhel-like:tmp-$arch" --set-platform "linux/$arch" -t "$R/base/rhel-like:$arch" >/dev/null
+  crane append --oci-empty-base -f "$W/base.tar" -t "$R/base/rhel-like:tmp-$arch" >/dev/null
+  crane mutate "$R/base/rhel-like:tmp-$arch" --set-platform "linux/$arch" -t "$R/base/rhel-like:$arch" >/dev/null
   manifests+=(-m "$R/base/rhel-like:$arch")
 done
-go tool crane index append "${manifests[@]}" -t "$R/base/rhel-like:9" >/dev/null
-rm -rf "$W/base-layout" && go tool crane pull --format=oci "$R/base/rhel-like:9" "$W/base-layout"
+crane index append "${manifests[@]}" -t "$R/base/rhel-like:9" >/dev/null
+rm -rf "$W/base-layout" && crane pull --format=oci "$R/base/rhel-like:9" "$W/base-layout"
 
 # Stand-in botocore wheel on a local PEP 503 index, pinned by its real sha256.
 I=$W/index && rm -rf "$I" && mkdir -p "$I/simple/botocore"
@@ -73,18 +76,21 @@ run() {
   go tool mage images >"$W/$label.log" 2>&1 || { cat "$W/$label.log"; exit 1; }
   end=$(date +%s.%N)
   printf '%-12s %6.1f s   ' "$label" "$(echo "$end - $start" | bc)"
-  grep -o 'uploaded)' "$W/$label.log" >/dev/null && grep -o '([^()]*uploaded)' "$W/$label.log" | tr '\n' ' '
-  grep -c ' built (' "$W/$label.log" | sed 's/^/layers built: /'
+  { grep -o '([^()]*uploaded)' "$W/$label.log" || true; } | tr '\n' ' '
+  echo "layers built: $(grep -c ' built (' "$W/$label.log" || true)"
 }
 
 # The binaries are `build`'s (gobuild fingerprints); compile them before timing so the runs measure images only.
 go tool mage build >"$W/build.log" 2>&1 || { cat "$W/build.log"; exit 1; }
 rm -rf "$ROOT/_output/images"
 run cold
+cp "$ROOT/_output/images/digests.json" "$W/cold-digests.json"
 run warm
 # Change only the driver binary (as a new driver commit would): append a byte to each platform's binary and
 # keep its fingerprint valid, so `mage build` does not recompile it back.
 for d in "$ROOT"/_output/bin/linux_*; do
+  cp -p "$d/aws-efs-csi-driver" "$d/.aws-efs-csi-driver.orig"
+  cp -p "$d/.aws-efs-csi-driver.fingerprint" "$d/.aws-efs-csi-driver.fingerprint.orig"
   printf 'x' >>"$d/aws-efs-csi-driver"
   sum=$(sha256sum "$d/aws-efs-csi-driver" | cut -d' ' -f1)
   sed -i "s/^output .*/output $sum/" "$d/.aws-efs-csi-driver.fingerprint"
@@ -93,7 +99,17 @@ run driver-only
 for img in aws-efs-utils-base aws-efs-csi-driver aws-efs-csi-driver-operator; do
   tag=$(/usr/bin/python3 -c "import json,sys; print([d['tag'] for d in json.load(open('$ROOT/_output/images/digests.json')) if d['name']=='$img'][0])")
   echo "== crane manifest $R/openshift/$img:$tag"
-  go tool crane manifest "$R/openshift/$img:$tag" | /usr/bin/python3 -c 'import json,sys; m=json.load(sys.stdin); print(m["mediaType"], [p["platform"]["architecture"] for p in m["manifests"]])'
+  crane manifest "$R/openshift/$img:$tag" | /usr/bin/python3 -c 'import json,sys; m=json.load(sys.stdin); print(m["mediaType"], [p["platform"]["architecture"] for p in m["manifests"]])'
 done
-# Restore the real driver binaries.
-rm -f "$ROOT"/_output/bin/linux_*/.aws-efs-csi-driver.fingerprint
+# Restore the real driver binaries, then build again from nothing: the digests must equal the cold run's.
+for d in "$ROOT"/_output/bin/linux_*; do
+  mv "$d/.aws-efs-csi-driver.orig" "$d/aws-efs-csi-driver"
+  mv "$d/.aws-efs-csi-driver.fingerprint.orig" "$d/.aws-efs-csi-driver.fingerprint"
+done
+rm -rf "$ROOT/_output/images"
+run clean-again
+if cmp -s "$W/cold-digests.json" "$ROOT/_output/images/digests.json"; then
+  echo "two clean builds: identical digests.json (index and per-platform manifest digests)"
+else
+  echo "two clean builds: digests differ"; diff "$W/cold-digests.json" "$ROOT/_output/images/digests.json"; exit 1
+fi
