@@ -19,7 +19,7 @@ cleanup() { kill $REG_PID $IDX_PID 2>/dev/null || true; }
 # crane is a Go tool of magefiles; build it once so the registry's PID is crane's own (go tool runs a child).
 go build -C "$ROOT/magefiles" -o "$W/crane" github.com/google/go-containerregistry/cmd/crane
 crane() { "$W/crane" "$@"; }
-crane registry serve --address "$R" --disk "$W/registry" >"$W/registry.log" 2>&1 &
+"$W/crane" registry serve --address "$R" --disk "$W/registry" >"$W/registry.log" 2>&1 &
 REG_PID=$!
 trap cleanup EXIT
 sleep 1
