@@ -14,6 +14,7 @@ import (
 
 	"github.com/magefile/mage/mg"
 
+	"github.com/openshift/aws-efs-csi/magefiles/internal/bundle"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/gobuild"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/imagebuild"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/platform"
@@ -31,9 +32,12 @@ import (
 // Default is what a bare `go tool mage` runs.
 var Default = All
 
-// All runs the main job: everything a release engineer builds (today: Build).
+// All runs the main job: everything a release engineer builds: Build, then Bundle. Images are not part of it:
+// their bases come from registries (see docs/images.md); without their digests Bundle pins what it can and
+// prints which images are not pinned (docs/release.md).
 func All(ctx context.Context) {
 	mg.CtxDeps(ctx, Build)
+	mg.CtxDeps(ctx, Bundle)
 }
 
 // Build cross-compiles aws-efs-csi-driver and aws-efs-csi-driver-operator into _output/bin/<os>_<arch>/.
@@ -166,5 +170,27 @@ func Images(ctx context.Context) error {
 		Release: settings.Release, MTime: settings.MTime, Registry: settings.Registry, Tag: settings.Tag,
 		Insecure: settings.Insecure, Jobs: settings.Jobs, Progress: os.Stdout,
 	})
+	return err
+}
+
+// Bundle renders the operator's OLM bundle (registry+v1) for the operator module's version into
+// _output/bundle/{manifests,metadata}, validates it with github.com/operator-framework/api's validators and the
+// OpenShift checks (any error fails, warnings are printed), and assembles the bundle image FROM scratch into
+// _output/bundle-image/, pushed as $REGISTRY/aws-efs-csi-driver-operator-bundle:<tag> when REGISTRY is set. Each
+// image of operator/manifests/images.yaml is pinned by digest from BUNDLE_IMAGES, else from a pushed image in
+// _output/images/digests.json (`REGISTRY=... go tool mage images`); an image pinned by neither gets its
+// development tag and a warning, and fails the target when REGISTRY is set or BUNDLE_REQUIRE_DIGESTS=true.
+// Environment: BUNDLE_IMAGES=<file> (lines PLACEHOLDER=<repository>@sha256:<digest>); BUNDLE_REQUIRE_DIGESTS;
+// REGISTRY, IMAGE_TAG, REGISTRY_INSECURE, SOURCE_DATE_EPOCH, PLATFORMS as for images. See docs/release.md.
+func Bundle(ctx context.Context) error {
+	root, err := workspace.Root(".")
+	if err != nil {
+		return err
+	}
+	opts, err := bundle.OptionsFromEnv(ctx, root, os.Getenv)
+	if err != nil {
+		return err
+	}
+	_, err = bundle.Run(ctx, opts)
 	return err
 }

@@ -124,6 +124,11 @@ func (a *assembler) entries(ls LayerSpec, fsys *rootfs.FS, p platform.Platform) 
 		return []layer.Entry{{Path: ls.Dest, Kind: layer.File, Mode: 0o755, Source: src}}, nil
 	case StaticFiles:
 		return a.staticFiles(ls.Dest)
+	case Files:
+		if len(ls.Files) == 0 {
+			return nil, fmt.Errorf("a Files layer with no entries")
+		}
+		return ls.Files, nil
 	}
 	return nil, fmt.Errorf("unknown layer kind %d", ls.Kind)
 }

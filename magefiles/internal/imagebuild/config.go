@@ -58,10 +58,16 @@ func (a *assembler) configure(img v1.Image, spec Spec, p platform.Platform) (v1.
 	for k, v := range Labels(spec, st.Version, a.opts.release(st), st.Commit, a.opts.MTime) {
 		labels[k] = v
 	}
+	for k, v := range spec.Config.Labels {
+		labels[k] = v
+	}
 	cf.Config.Labels = labels
 	if len(spec.Config.Entrypoint) > 0 {
 		cf.Config.Entrypoint = append([]string(nil), spec.Config.Entrypoint...)
 		cf.Config.Cmd = nil
+	}
+	if spec.Config.Cmd != nil {
+		cf.Config.Cmd = append([]string(nil), spec.Config.Cmd...)
 	}
 	if spec.Config.User != "" {
 		cf.Config.User = spec.Config.User

@@ -1,6 +1,10 @@
 package imagebuild
 
-import "path"
+import (
+	"path"
+
+	"github.com/openshift/aws-efs-csi/magefiles/internal/layer"
+)
 
 // LayerKind says where a layer's files come from.
 type LayerKind int
@@ -15,6 +19,9 @@ const (
 	Binary
 	// StaticFiles moves efs-utils' /etc/amazon/efs to Dest, as the driver's Containerfile does with mv.
 	StaticFiles
+	// Files adds the entries of LayerSpec.Files as given (platform-independent), e.g. the OLM bundle's manifests
+	// or a file-based catalog.
+	Files
 )
 
 // LayerSpec is one layer of an image.
@@ -26,6 +33,8 @@ type LayerSpec struct {
 	Program string
 	// Dest is the in-image path of the binary (Binary) or the directory receiving the static files (StaticFiles).
 	Dest string
+	// Files are the entries of a Files layer.
+	Files []layer.Entry
 }
 
 // Config is what an image's config says beyond its base.
@@ -35,6 +44,10 @@ type Config struct {
 	// Tags is the comma-separated io.openshift.tags value.
 	Tags       string
 	Entrypoint []string
+	// Cmd replaces the base's command when not nil (after Entrypoint, which clears it).
+	Cmd []string
+	// Labels are added after the standard labels and override them.
+	Labels map[string]string
 	// User replaces the base's user when not empty.
 	User string
 	// Env entries replace base entries with the same name.
