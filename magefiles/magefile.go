@@ -15,6 +15,7 @@ import (
 	"github.com/magefile/mage/mg"
 
 	"github.com/openshift/aws-efs-csi/magefiles/internal/bundle"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/catalog"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/gobuild"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/imagebuild"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/platform"
@@ -192,5 +193,27 @@ func Bundle(ctx context.Context) error {
 		return err
 	}
 	_, err = bundle.Run(ctx, opts)
+	return err
+}
+
+// Catalog runs Bundle, then writes a file-based catalog (olm.package, olm.channel whose new entry replaces the
+// channel head and carries the CSV's skipRange, olm.bundle) for a custom CatalogSource into _output/catalog/, or
+// adds the bundle to the existing catalog directory CATALOG_DIR, and checks it. With CATALOG_BASE (an opm image:
+// registry reference or oci:<layout dir>), or REGISTRY (base registry.redhat.io/openshift4/ose-operator-registry-
+// rhel9:v4.22), it assembles the catalog image into _output/catalog-image/ (configs under /configs, `opm serve`)
+// and pushes it as $REGISTRY/aws-efs-csi-driver-operator-catalog:<tag>; without either it says the image was not
+// built. Environment: CATALOG_DIR, CATALOG_BASE, CATALOG_BUNDLE_IMAGE=<repository>@sha256:<digest> (the bundle's
+// pull spec, default the pushed bundle); the bundle's and images' variables. See docs/release.md.
+func Catalog(ctx context.Context) error {
+	mg.CtxDeps(ctx, Bundle)
+	root, err := workspace.Root(".")
+	if err != nil {
+		return err
+	}
+	opts, err := catalog.OptionsFromEnv(ctx, root, os.Getenv, os.Stdout)
+	if err != nil {
+		return err
+	}
+	_, err = catalog.Run(ctx, opts)
 	return err
 }
