@@ -159,7 +159,7 @@ func checkBuild(root, where string, r Run) []string {
 	if got := r.ParamList("build-platforms"); strings.Join(got, ",") != strings.Join(Platforms, ",") {
 		add("build-platforms %v: want %v", got, Platforms)
 	}
-	if !regexp.MustCompile(`^quay\.io/redhat-user-workloads/[a-z0-9-]+/`+regexp.QuoteMeta(r.Metadata.Labels["appstudio.openshift.io/component"])+`:`).MatchString(r.Param("output-image")) {
+	if !regexp.MustCompile(`^quay\.io/redhat-user-workloads/[a-z0-9-]+/` + regexp.QuoteMeta(r.Metadata.Labels["appstudio.openshift.io/component"]) + `:`).MatchString(r.Param("output-image")) {
 		add("output-image %q: want quay.io/redhat-user-workloads/<tenant>/<component>:<tag>", r.Param("output-image"))
 	}
 	var inputs []Prefetch
