@@ -48,6 +48,7 @@ func run(ctx context.Context, args []string) int {
 	if err := serve(ctx, &opts, env{
 		region:  firstNonEmpty(os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION")),
 		apiHost: os.Getenv("KUBERNETES_SERVICE_HOST"), apiPort: os.Getenv("KUBERNETES_SERVICE_PORT"),
+		node: readNodeEnv(os.Getenv),
 	}); err != nil {
 		klog.ErrorS(err, "Driver stopped")
 		return 1
@@ -59,6 +60,7 @@ func run(ctx context.Context, args []string) int {
 type env struct {
 	region           string
 	apiHost, apiPort string
+	node             nodeEnv
 }
 
 func firstNonEmpty(vals ...string) string {

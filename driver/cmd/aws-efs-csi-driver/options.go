@@ -53,6 +53,8 @@ type Options struct {
 	GIDResyncPeriod time.Duration
 	// DebugLogs sets klog verbosity 5.
 	DebugLogs bool
+	// Node holds the node service's settings (node_options.go).
+	Node NodeOptions
 
 	klogFlags *flag.FlagSet
 }
@@ -73,6 +75,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.AdaptiveRetryMode, "adaptive-retry-mode", true, "Use the AWS SDK adaptive retry mode (client-side rate limiting when throttled); false: standard retries.")
 	fs.DurationVar(&o.GIDResyncPeriod, "gid-resync-period", time.Minute, "How long the controller trusts its view of a file system's used GIDs before listing the access points again.")
 	fs.BoolVar(&o.DebugLogs, "debug-logs", false, "Log at verbosity 5 (request payloads, secrets stripped).")
+	o.Node.AddFlags(fs)
 	o.klogFlags = flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(o.klogFlags)
 	fs.AddGoFlagSet(o.klogFlags)
@@ -110,10 +113,15 @@ func (o *Options) Validate() error {
 	if o.DeleteAccessPointRootDir && !strings.HasPrefix(o.AccessPointRootDirWorkDir, "/") {
 		return fmt.Errorf("--access-point-root-dir-work-dir %q: want an absolute path", o.AccessPointRootDirWorkDir)
 	}
+	if err := o.Node.Validate(o.Mode == ModeController); err != nil {
+		return err
+	}
 	return nil
 }
 
 func (o *Options) runsController() bool { return o.Mode == ModeController || o.Mode == ModeAll }
+
+func (o *Options) runsNode() bool { return o.Mode == ModeNode || o.Mode == ModeAll }
 
 func joinModes() string {
 	names := make([]string, len(modes))

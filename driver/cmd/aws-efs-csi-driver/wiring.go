@@ -32,10 +32,13 @@ func serve(ctx context.Context, opts *Options, e env) error {
 		checks = append(checks, ctrl.Ready)
 		g.Go(func() error { initController(ctx, opts, e, ctrl, m); return nil })
 	}
-	if opts.Mode == ModeNode || opts.Mode == ModeAll {
-		// The node service (mounts, efs-utils watchdog, volume stats) is built by the node change; until then node
-		// mode serves identity only, so that registration and liveness work.
-		klog.InfoS("Node service is not part of this build; serving identity only for the node role")
+	if opts.runsNode() {
+		node, ready, err := startNode(ctx, g, opts, e)
+		if err != nil {
+			return err
+		}
+		services.Node = node
+		checks = append(checks, ready)
 	}
 	services.Identity = driver.NewIdentity(version.Get().Version, services.Controller != nil, checks...)
 	srv := driver.NewServer(services, m)

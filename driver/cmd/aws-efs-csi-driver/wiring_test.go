@@ -60,15 +60,19 @@ func probeUntilReady(t *testing.T, id csi.IdentityClient) {
 	t.Fatal("driver never became ready")
 }
 
-func TestNodeModeServesIdentityOnlyAndTouchesNoAWS(t *testing.T) {
+func TestNodeModeServesNodeAndIdentityOnlyAndCallsNoAWSAPI(t *testing.T) {
 	s, err := fakeaws.Start(fakeaws.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	conn := start(t, s, "--mode=node")
+	conn := start(t, s, append([]string{"--mode=node"}, nodeTestArgs(t)...)...)
 	id := csi.NewIdentityClient(conn)
 	probeUntilReady(t, id)
+	info, err := csi.NewNodeClient(conn).NodeGetInfo(t.Context(), &csi.NodeGetInfoRequest{})
+	if err != nil || info.GetNodeId() != "i-0123456789abcdef0" {
+		t.Errorf("NodeGetInfo = %v, %v; want the instance ID from instance metadata", info, err)
+	}
 	caps, err := id.GetPluginCapabilities(t.Context(), &csi.GetPluginCapabilitiesRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -82,8 +86,10 @@ func TestNodeModeServesIdentityOnlyAndTouchesNoAWS(t *testing.T) {
 	if status.Code(err) != codes.Unimplemented {
 		t.Errorf("controller service in node mode: %v, want Unimplemented", err)
 	}
-	if n := len(s.CallCounts()); n != 0 {
-		t.Errorf("node mode made AWS or metadata calls: %v", s.CallCounts())
+	for api, n := range s.CallCounts() {
+		if api != "GetMetadata" && api != "GetMetadataToken" && n != 0 { // the node reads instance metadata only
+			t.Errorf("node mode called %s %d times: %v", api, n, s.CallCounts())
+		}
 	}
 }
 

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestValidateNodeFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{name: "node defaults", args: []string{"--mode=node"}},
+		{name: "all node flags", args: []string{"--mode=node", "--max-inflight-mount-calls-opt-in", "--max-inflight-mount-calls=10",
+			"--volume-attach-limit-opt-in", "--volume-attach-limit=20", "--force-unmount-after-timeout", "--unmount-timeout=10s",
+			"--vol-metrics-opt-in", "--vol-metrics-refresh-period=0.5", "--vol-metrics-fs-rate-limit=2",
+			"--efs-utils-conf-overrides=mount:port_range_upper_bound=21449,mount-watchdog:poll_interval_sec=2", "--efs-cloudwatch-log-enabled"}},
+		{name: "value without opt-in enables", args: []string{"--mode=all", "--max-inflight-mount-calls=3"}},
+		{name: "node flag in controller mode", args: []string{"--mode=controller", "--vol-metrics-opt-in"}, wantErr: "--vol-metrics-opt-in is a node flag: not valid with --mode=controller"},
+		{name: "inflight opt-in without value", args: []string{"--mode=node", "--max-inflight-mount-calls-opt-in"}, wantErr: "--max-inflight-mount-calls-opt-in needs --max-inflight-mount-calls > 0, got -1"},
+		{name: "inflight zero", args: []string{"--mode=node", "--max-inflight-mount-calls=0"}, wantErr: "--max-inflight-mount-calls 0: want a positive number, or -1"},
+		{name: "attach opt-in without value", args: []string{"--mode=node", "--volume-attach-limit-opt-in"}, wantErr: "--volume-attach-limit-opt-in needs --volume-attach-limit > 0"},
+		{name: "attach negative", args: []string{"--mode=node", "--volume-attach-limit=-5"}, wantErr: "--volume-attach-limit -5"},
+		{name: "unmount timeout", args: []string{"--mode=node", "--unmount-timeout=0s"}, wantErr: "--unmount-timeout 0s: want a positive duration"},
+		{name: "refresh period", args: []string{"--mode=node", "--vol-metrics-refresh-period=-1"}, wantErr: "--vol-metrics-refresh-period -1: want a positive number of minutes"},
+		{name: "rate limit", args: []string{"--mode=node", "--vol-metrics-fs-rate-limit=0"}, wantErr: "--vol-metrics-fs-rate-limit 0"},
+		{name: "override form", args: []string{"--mode=node", "--efs-utils-conf-overrides=region=x"}, wantErr: `--efs-utils-conf-overrides: invalid efs-utils configuration: override "region=x": want section:key=value`},
+		{name: "override key", args: []string{"--mode=node", "--efs-utils-conf-overrides=mount:regoin=x"}, wantErr: `--efs-utils-conf-overrides: invalid efs-utils configuration: override mount:regoin=x: section [mount] has no key "regoin"`},
+		{name: "relative path", args: []string{"--mode=node", "--efs-utils-state-dir=run/efs"}, wantErr: `--efs-utils-state-dir "run/efs": want an absolute path`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := parse(t, tt.args...).Validate()
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Validate() = %v, want error containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestRenderConfFromEnvironment(t *testing.T) {
+	o := parse(t, "--mode=node", "--efs-utils-conf-overrides=mount:stunnel_cafile=/ca.pem", "--debug-logs")
+	env := env{region: "eu-west-1", node: readNodeEnv(envMap{"FIPS_ENABLED": "true", "PORT_RANGE_UPPER_BOUND": "21449"}.get)}
+	b, err := renderConf(o, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\nregion = eu-west-1", "fips_mode_enabled = true", "port_range_upper_bound = 21449", "stunnel_cafile = /ca.pem", "logging_level = DEBUG", "source = k8s"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("efs-utils.conf lacks %q", want)
+		}
+	}
+	env.node.portRangeUpperBound = "many"
+	if _, err := renderConf(o, env); err == nil || !strings.Contains(err.Error(), `PORT_RANGE_UPPER_BOUND "many"`) {
+		t.Fatalf("bad PORT_RANGE_UPPER_BOUND: %v", err)
+	}
+}
+
+type envMap map[string]string
+
+func (m envMap) get(k string) string { return m[k] }
+
+// nodeTestArgs points every node path into a temporary directory and runs a stand-in watchdog (a sleep), so that
+// node mode can run in-process without touching the machine's efs-utils paths.
+func nodeTestArgs(t *testing.T) []string {
+	t.Helper()
+	dir := t.TempDir()
+	watchdog := filepath.Join(dir, "watchdog")
+	if err := os.WriteFile(watchdog, []byte("#!/bin/sh\nexec sleep 300\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return []string{
+		"--efs-utils-config-dir-path=" + filepath.Join(dir, "var-amazon-efs"), "--efs-utils-config-legacy-dir-path=" + filepath.Join(dir, "legacy"),
+		"--efs-utils-static-files-path=" + filepath.Join(dir, "static"), "--efs-utils-config-link-path=" + filepath.Join(dir, "etc-amazon-efs"),
+		"--efs-utils-state-dir=" + filepath.Join(dir, "run-efs"), "--efs-utils-watchdog-path=" + watchdog,
+		"--publish-records-dir=" + filepath.Join(dir, "records"),
+	}
+}
