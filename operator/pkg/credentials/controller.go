@@ -93,7 +93,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	}
 	if !Wanted(cc.Spec.CredentialsMode, c.opts.RoleARN) {
 		klog.V(4).InfoS("CredentialsRequest not wanted", "controller", c.opts.Name, "mode", cc.Spec.CredentialsMode, "env", c.opts.RoleARNEnv)
-		return c.setConditions(ctx, opv1.ConditionTrue, "CredentialsDisabled",
+		return c.setConditions(ctx, nil, opv1.ConditionTrue, "CredentialsDisabled",
 			fmt.Sprintf("The cloud-credential operator is in Manual mode and %s is not set: no credentials are requested", c.opts.RoleARNEnv))
 	}
 	cr, err := c.apply(ctx, spec, status, syncCtx.Recorder())
@@ -101,10 +101,10 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		return err
 	}
 	if provisioned, _, _ := unstructured.NestedBool(cr.Object, "status", "provisioned"); !provisioned {
-		return c.setConditions(ctx, opv1.ConditionFalse, "CredentialsNotProvisionedYet",
+		return c.setConditions(ctx, cr, opv1.ConditionFalse, "CredentialsNotProvisionedYet",
 			fmt.Sprintf("Waiting for the cloud-credential operator to provision CredentialsRequest %s/%s", cr.GetNamespace(), cr.GetName()))
 	}
-	return c.setConditions(ctx, opv1.ConditionTrue, "AsExpected", "")
+	return c.setConditions(ctx, cr, opv1.ConditionTrue, "AsExpected", "")
 }
 
 func (c *Controller) apply(ctx context.Context, spec *opv1.OperatorSpec, status *opv1.OperatorStatus, recorder events.Recorder) (*unstructured.Unstructured, error) {
@@ -132,13 +132,23 @@ func (c *Controller) apply(ctx context.Context, spec *opv1.OperatorSpec, status 
 	return out, err
 }
 
-// setConditions writes <Name>Available and <Name>Progressing; Progressing is the inverse of Available here.
-func (c *Controller) setConditions(ctx context.Context, available opv1.ConditionStatus, reason, message string) error {
+// setConditions writes <Name>Available and <Name>Progressing (the inverse of Available here) and, when cr is not
+// nil, its generation in status.generations, which makes the next apply a no-op when nothing changed.
+func (c *Controller) setConditions(ctx context.Context, cr *unstructured.Unstructured, available opv1.ConditionStatus, reason, message string) error {
 	progressing := opv1.ConditionFalse
 	if available == opv1.ConditionFalse {
 		progressing = opv1.ConditionTrue
 	}
-	_, _, err := v1helpers.UpdateStatus(ctx, c.operatorClient,
+	generation := func(st *opv1.OperatorStatus) error {
+		if cr != nil {
+			resourcemerge.SetGeneration(&st.Generations, opv1.GenerationStatus{
+				Group: resourceapply.CredentialsRequestGroup, Resource: resourceapply.CredentialsRequestResource,
+				Namespace: cr.GetNamespace(), Name: cr.GetName(), LastGeneration: cr.GetGeneration(),
+			})
+		}
+		return nil
+	}
+	_, _, err := v1helpers.UpdateStatus(ctx, c.operatorClient, generation,
 		v1helpers.UpdateConditionFn(opv1.OperatorCondition{Type: c.opts.Name + opv1.OperatorStatusTypeAvailable, Status: available, Reason: reason, Message: message}),
 		v1helpers.UpdateConditionFn(opv1.OperatorCondition{Type: c.opts.Name + opv1.OperatorStatusTypeProgressing, Status: progressing, Reason: reason, Message: message}),
 	)

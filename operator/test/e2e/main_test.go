@@ -1,0 +1,48 @@
+package e2e
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/openshift/aws-efs-csi/operator/test/e2e/cluster"
+)
+
+// bins are the control plane binaries, built once per test process; nil with -short.
+var bins *cluster.Binaries
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if !testing.Short() {
+		b, err := buildControlPlane()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: building the control plane: %v\n", err)
+			os.Exit(1)
+		}
+		bins = &b
+	}
+	// library-go names the ClusterCSIDriver finalizers after OPERATOR_NAME (set in the CSV), else after the binary.
+	os.Setenv("OPERATOR_NAME", "aws-efs-csi-driver-operator")
+	os.Exit(m.Run())
+}
+
+func buildControlPlane() (cluster.Binaries, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return cluster.Binaries{}, err
+	}
+	root, err := cluster.RepoRoot(wd)
+	if err != nil {
+		return cluster.Binaries{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	defer cancel()
+	start := time.Now()
+	b, err := cluster.Build(ctx, filepath.Join(root, "_output", "e2e-tools"), os.Stderr)
+	fmt.Fprintf(os.Stderr, "e2e: control plane ready after %s\n", time.Since(start).Round(time.Second))
+	return b, err
+}
