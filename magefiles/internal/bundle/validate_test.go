@@ -122,7 +122,7 @@ func TestBrokenCSVFailsWithTheValidatorsMessage(t *testing.T) {
 		{"no maxOpenShiftVersion", `olm.properties: '[{"type": "olm.maxOpenShiftVersion", "value": "4.23"}]'`, `olm.properties: '[]'`, "no olm.maxOpenShiftVersion"},
 		{"privilege escalation", "allowPrivilegeEscalation: false", "allowPrivilegeEscalation: true", "allowPrivilegeEscalation must be false"},
 		{"root", "runAsNonRoot: true", "runAsNonRoot: false", "runAsNonRoot must be true"},
-		{"non-semver version", "version: ${VERSION}", "version: one", ""},
+		{"non-semver version", "version: ${VERSION}", "version: one", `Invalid character(s) found in major number "0one"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := copySources(t, func(csv string) string {
@@ -142,6 +142,7 @@ func TestBrokenCSVFailsWithTheValidatorsMessage(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
 			}
+			t.Logf("%v", err)
 		})
 	}
 }
