@@ -292,7 +292,7 @@ func (e *env) createClusterCSIDriver(state opv1.ManagementState) {
 	e.t.Helper()
 	ok(e.ops.OperatorV1().ClusterCSIDrivers().Create(e.t.Context(), &opv1.ClusterCSIDriver{
 		ObjectMeta: metav1.ObjectMeta{Name: crName},
-		Spec: opv1.ClusterCSIDriverSpec{OperatorSpec: opv1.OperatorSpec{ManagementState: state, LogLevel: opv1.Normal, OperatorLogLevel: opv1.Normal}},
+		Spec:       opv1.ClusterCSIDriverSpec{OperatorSpec: opv1.OperatorSpec{ManagementState: state, LogLevel: opv1.Normal, OperatorLogLevel: opv1.Normal}},
 	}, metav1.CreateOptions{}))(e.t)
 }
 
