@@ -39,6 +39,15 @@ type Options struct {
 // raceNeeds is what `go test -race` needs: the race detector is cgo, so a C compiler.
 var raceNeeds = []sysdeps.Requirement{{Package: "gcc", Command: "gcc"}}
 
+// goNeeds is what the go test suite of module dir needs: the driver's end-to-end tests (driver/test/e2e) also run
+// our mount.efs through real mount(8) and stunnel, so they need the efs-utils suite's packages.
+func goNeeds(dir string) []sysdeps.Requirement {
+	if dir == "driver" {
+		return append(append([]sysdeps.Requirement{}, raceNeeds...), pythonNeeds...)
+	}
+	return raceNeeds
+}
+
 // pythonNeeds is what the efs-utils suite needs: Debian's Python with pytest and the libraries RHEL ships as
 // RPMs, and the real stunnel its end-to-end tests drive.
 var pythonNeeds = []sysdeps.Requirement{
@@ -65,7 +74,7 @@ func Plan(root string, opts Options) ([]Suite, error) {
 			Dir:      m.Dir,
 			Argv:     append(argv, "./..."),
 			Env:      []string{"CGO_ENABLED=1"},
-			Requires: raceNeeds,
+			Requires: goNeeds(m.Dir),
 		})
 	}
 	if _, err := os.Stat(filepath.Join(root, "efs-utils")); err == nil {
@@ -80,11 +89,17 @@ func Plan(root string, opts Options) ([]Suite, error) {
 	return suites, nil
 }
 
-// Requirements is the union of what the suites need.
+// Requirements is the union of what the suites need, each requirement once.
 func Requirements(suites []Suite) []sysdeps.Requirement {
 	var all []sysdeps.Requirement
+	seen := map[sysdeps.Requirement]bool{}
 	for _, s := range suites {
-		all = append(all, s.Requires...)
+		for _, r := range s.Requires {
+			if !seen[r] {
+				seen[r] = true
+				all = append(all, r)
+			}
+		}
 	}
 	return all
 }

@@ -24,8 +24,8 @@ import (
 // environment pointing at them.
 type Node struct {
 	Dir, Socket, StateDir, ConfigDir, Link, Records, Export, MountTable, RecorderLog string
-	Args                                                                          []string
-	Env                                                                           []string
+	Args                                                                             []string
+	Env                                                                              []string
 }
 
 // NewNode lays out a node under dir. awsURL is fakeaws (AWS APIs and instance metadata); caFile the mount target
