@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 
+	"github.com/openshift/aws-efs-csi/driver/pkg/driver"
 	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
 )
 
@@ -63,7 +64,7 @@ type Options struct {
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Version, "version", false, "Print the driver version, commit and tree state, then exit.")
 	fs.StringVar((*string)(&o.Mode), "mode", string(ModeAll), "Which CSI services to serve: controller, node or all.")
-	fs.StringVar(&o.Endpoint, "endpoint", "unix:///var/lib/csi/sockets/pluginproxy/csi.sock", "CSI gRPC endpoint, unix:///absolute/path.")
+	fs.StringVar(&o.Endpoint, "endpoint", "unix:///var/lib/csi/sockets/pluginproxy/csi.sock", "CSI gRPC endpoint, unix:///absolute/path or unix:/absolute/path.")
 	fs.StringVar(&o.Region, "region", "", "AWS region. Empty: instance metadata, else the AWS_REGION environment variable.")
 	fs.StringVar(&o.AvailabilityZone, "availability-zone", "", "Availability zone the driver runs in. Empty: instance metadata.")
 	fs.StringVar(&o.HTTPEndpoint, "http-endpoint", "", "host:port to serve Prometheus metrics on at /metrics (controller). Empty: no metrics server.")
@@ -90,8 +91,8 @@ func (o *Options) Validate() error {
 	if !valid {
 		return fmt.Errorf("--mode %q: want one of %s", o.Mode, joinModes())
 	}
-	if !strings.HasPrefix(o.Endpoint, "unix:///") {
-		return fmt.Errorf("--endpoint %q: want unix:///absolute/path/to/csi.sock", o.Endpoint)
+	if _, err := driver.SocketPath(o.Endpoint); err != nil {
+		return fmt.Errorf("--%w", err)
 	}
 	if o.HTTPEndpoint != "" {
 		if _, _, err := net.SplitHostPort(o.HTTPEndpoint); err != nil {

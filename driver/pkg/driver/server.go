@@ -66,21 +66,31 @@ func interceptor(obs RPCObserver, now func() time.Time) grpc.UnaryServerIntercep
 	}
 }
 
-// Listen opens the unix socket of endpoint (unix:///absolute/path), removing a stale socket file first.
-func Listen(endpoint string) (net.Listener, error) {
+// SocketPath returns the socket file of a CSI endpoint. Both spellings of a unix URL are accepted:
+// unix:///absolute/path and unix:/absolute/path (the form the upstream manifests and the OpenShift operator use).
+func SocketPath(endpoint string) (string, error) {
 	u, err := url.Parse(endpoint)
-	if err != nil || u.Scheme != "unix" || u.Path == "" || !filepath.IsAbs(u.Path) {
-		return nil, fmt.Errorf("endpoint %q: want unix:///absolute/path/to/csi.sock", endpoint)
+	if err != nil || u.Scheme != "unix" || u.Host != "" || u.Path == "" || !filepath.IsAbs(u.Path) {
+		return "", fmt.Errorf("endpoint %q: want unix:///absolute/path/to/csi.sock or unix:/absolute/path/to/csi.sock", endpoint)
 	}
-	if err := os.Remove(u.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("remove stale socket %s: %w", u.Path, err)
+	return u.Path, nil
+}
+
+// Listen opens the unix socket of endpoint (see SocketPath), removing a stale socket file first.
+func Listen(endpoint string) (net.Listener, error) {
+	path, err := SocketPath(endpoint)
+	if err != nil {
+		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(u.Path), 0o750); err != nil {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("remove stale socket %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, fmt.Errorf("create socket directory: %w", err)
 	}
-	l, err := net.Listen("unix", u.Path)
+	l, err := net.Listen("unix", path)
 	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", u.Path, err)
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
 	}
 	return l, nil
 }
