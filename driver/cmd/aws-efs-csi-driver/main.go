@@ -46,9 +46,8 @@ func run(ctx context.Context, args []string) int {
 	}
 	klog.InfoS("Starting aws-efs-csi-driver", "mode", opts.Mode, "build", version.Get().String())
 	if err := serve(ctx, &opts, env{
-		region:  firstNonEmpty(os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION")),
-		apiHost: os.Getenv("KUBERNETES_SERVICE_HOST"), apiPort: os.Getenv("KUBERNETES_SERVICE_PORT"),
-		node: readNodeEnv(os.Getenv),
+		region: firstNonEmpty(os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION")),
+		node:   readNodeEnv(os.Getenv),
 	}); err != nil {
 		klog.ErrorS(err, "Driver stopped")
 		return 1
@@ -58,9 +57,8 @@ func run(ctx context.Context, args []string) int {
 
 // env is what the driver reads from its environment, read once in run.
 type env struct {
-	region           string
-	apiHost, apiPort string
-	node             nodeEnv
+	region string
+	node   nodeEnv
 }
 
 func firstNonEmpty(vals ...string) string {

@@ -8,7 +8,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
@@ -113,21 +112,6 @@ func renderConf(opts *Options, e env) ([]byte, error) {
 	}
 	return efsutils.Render(efsutils.ConfOptions{Region: region, FIPS: e.node.fips, PortRangeUpperBound: upper, Debug: opts.DebugLogs,
 		ClientSource: efsClientSource, CloudWatchLogs: opts.Node.EFSCloudWatchLogEnabled, Overrides: overrides})
-}
-
-// kubeClient returns the in-cluster client, or nil outside a cluster (the Node fallback and taint removal are off).
-func kubeClient() kubernetes.Interface {
-	cfg, err := rest.InClusterConfig()
-	if err != nil {
-		klog.V(2).InfoS("No in-cluster Kubernetes client", "reason", err.Error())
-		return nil
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		klog.ErrorS(err, "Kubernetes client")
-		return nil
-	}
-	return cs
 }
 
 // resolveNode finds the node's identity (IMDS, else the Node object), retrying with backoff until it works or ctx

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
@@ -74,10 +76,10 @@ func newController(opts *Options, e env) (*driver.Controller, error) {
 	cfg := driver.ControllerConfig{
 		Provisioner: provision.New(provision.Config{Tags: tags, GIDs: provision.NewGIDAllocator(opts.GIDResyncPeriod, nil)}),
 	}
-	if r, err := provision.NewInClusterResolver(e.apiHost, e.apiPort); err == nil {
-		cfg.Resolver = r
+	if kube := kubeClient(); kube != nil {
+		cfg.Resolver = provision.KubeResolver{Client: kube}
 	} else {
-		klog.InfoS("fileSystemIdConfigRef and fileSystemIdSecretRef are unavailable", "reason", err.Error())
+		klog.InfoS("fileSystemIdConfigRef and fileSystemIdSecretRef are unavailable outside a cluster")
 	}
 	if opts.DeleteAccessPointRootDir {
 		cfg.RootDir = &rootdir.Deleter{Mounter: rootdir.ExecMounter{}, WorkDir: opts.AccessPointRootDirWorkDir}
@@ -118,4 +120,19 @@ func initController(ctx context.Context, opts *Options, e env, ctrl *driver.Cont
 		case <-time.After(delay):
 		}
 	}
+}
+
+// kubeClient returns the in-cluster client, or nil outside a cluster (the Node fallback and taint removal are off).
+func kubeClient() kubernetes.Interface {
+	cfg, err := rest.InClusterConfig()
+	if err != nil {
+		klog.V(2).InfoS("No in-cluster Kubernetes client", "reason", err.Error())
+		return nil
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		klog.ErrorS(err, "Kubernetes client")
+		return nil
+	}
+	return cs
 }

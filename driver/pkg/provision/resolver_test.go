@@ -2,36 +2,21 @@ package provision
 
 import (
 	"errors"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
-// TestInClusterResolver serves the two Kubernetes API reads over TLS the way kube-apiserver answers them
-// (ConfigMap data as text, Secret data base64) and checks the bearer token is sent.
-func TestInClusterResolver(t *testing.T) {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer sa-token" {
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		switch r.URL.Path {
-		case "/api/v1/namespaces/kube-system/configmaps/efs":
-			_, _ = w.Write([]byte(`{"kind":"ConfigMap","data":{"fsid":"fs-0123abcd\n"}}`))
-		case "/api/v1/namespaces/kube-system/secrets/efs":
-			_, _ = w.Write([]byte(`{"kind":"Secret","data":{"fsid":"ZnMtMDEyM2FiY2U="}}`))
-		default:
-			w.WriteHeader(http.StatusNotFound)
-		}
-	}))
-	defer srv.Close()
-	token := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(token, []byte("sa-token\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	r := &InClusterResolver{Server: srv.URL, TokenFile: token, Client: srv.Client()}
+// TestKubeResolver reads both reference kinds from client-go's stateful fake clientset: ConfigMap data as text,
+// Secret data as bytes, with missing objects and keys reported as ErrRefNotFound.
+func TestKubeResolver(t *testing.T) {
+	client := fake.NewClientset(
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "efs"}, Data: map[string]string{"fsid": "fs-0123abcd\n"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "efs"}, Data: map[string][]byte{"fsid": []byte("fs-0123abce")}},
+	)
+	r := KubeResolver{Client: client}
 	tests := []struct {
 		ref     ObjectRef
 		secret  bool
@@ -41,7 +26,9 @@ func TestInClusterResolver(t *testing.T) {
 		{ObjectRef{"kube-system", "efs", "fsid"}, false, "fs-0123abcd", nil},
 		{ObjectRef{"kube-system", "efs", "fsid"}, true, "fs-0123abce", nil},
 		{ObjectRef{"kube-system", "efs", "other"}, false, "", ErrRefNotFound},
+		{ObjectRef{"kube-system", "efs", "other"}, true, "", ErrRefNotFound},
 		{ObjectRef{"default", "efs", "fsid"}, true, "", ErrRefNotFound},
+		{ObjectRef{"default", "efs", "fsid"}, false, "", ErrRefNotFound},
 	}
 	for _, tt := range tests {
 		got, err := r.Resolve(t.Context(), tt.ref, tt.secret)
