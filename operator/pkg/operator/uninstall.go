@@ -12,6 +12,7 @@ import (
 	"github.com/openshift/library-go/pkg/operator/resource/resourceapply"
 	"github.com/openshift/library-go/pkg/operator/v1helpers"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 )
 
 // uninstaller holds a finalizer on the ClusterCSIDriver while it is Managed and, when the ClusterCSIDriver is
@@ -54,7 +55,8 @@ func (u *uninstaller) sync(ctx context.Context, syncCtx factory.SyncContext) err
 	}
 	var errs []error
 	for _, r := range resourceapply.DeleteAll(ctx, u.clients, syncCtx.Recorder(), u.assets, u.files...) {
-		if r.Error != nil && !apierrors.IsNotFound(r.Error) {
+		// NotFound: already gone; NoMatch: the API (e.g. the monitoring CRDs) is not installed, so neither is the object.
+		if r.Error != nil && !apierrors.IsNotFound(r.Error) && !apimeta.IsNoMatchError(r.Error) {
 			errs = append(errs, fmt.Errorf("deleting %s: %w", r.File, r.Error))
 		}
 	}

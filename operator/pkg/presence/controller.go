@@ -73,6 +73,10 @@ func (c *Controller) Running() bool {
 
 func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
 	applyErr := c.applyMonitoring(ctx, syncCtx.Recorder())
+	if ctx.Err() != nil {
+		// Shutting down: nothing to report.
+		return nil
+	}
 	_, err := c.opts.Drivers.Get(c.opts.Name)
 	switch {
 	case apierrors.IsNotFound(err):
