@@ -174,8 +174,8 @@ func Images(ctx context.Context) error {
 	return err
 }
 
-// Bundle renders the operator's OLM bundle (registry+v1) for the operator module's version into
-// _output/bundle/{manifests,metadata}, validates it with github.com/operator-framework/api's validators and the
+// Bundle renders, validates and packages the operator's OLM bundle (registry+v1) into _output/bundle/.
+// It renders the bundle for the operator module's version into _output/bundle/{manifests,metadata}, validates it with github.com/operator-framework/api's validators and the
 // OpenShift checks (any error fails, warnings are printed), and assembles the bundle image FROM scratch into
 // _output/bundle-image/, pushed as $REGISTRY/aws-efs-csi-driver-operator-bundle:<tag> when REGISTRY is set. Each
 // image of operator/manifests/images.yaml is pinned by digest from BUNDLE_IMAGES, else from a pushed image in
@@ -196,7 +196,8 @@ func Bundle(ctx context.Context) error {
 	return err
 }
 
-// Catalog runs Bundle, then writes a file-based catalog (olm.package, olm.channel whose new entry replaces the
+// Catalog writes a file-based catalog holding the new bundle, for a custom CatalogSource, into _output/catalog/.
+// It runs Bundle, then writes the catalog (olm.package, olm.channel whose new entry replaces the
 // channel head and carries the CSV's skipRange, olm.bundle) for a custom CatalogSource into _output/catalog/, or
 // adds the bundle to the existing catalog directory CATALOG_DIR, and checks it. With CATALOG_BASE (an opm image:
 // registry reference or oci:<layout dir>), or REGISTRY (base registry.redhat.io/openshift4/ose-operator-registry-
