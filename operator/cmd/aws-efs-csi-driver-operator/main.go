@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	goflag "flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/openshift/aws-efs-csi/operator/pkg/config"
@@ -46,6 +48,10 @@ func newRootCommand(out io.Writer) *cobra.Command {
 		},
 	}
 	root.Flags().BoolVar(&printVersion, "version", false, "Print the operator version, commit and tree state, then exit.")
+	// klog's flags (-v, --vmodule, ...) on every command: the CSV runs `start -v=2`.
+	klogFlags := goflag.NewFlagSet("klog", goflag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	root.PersistentFlags().AddGoFlagSet(klogFlags)
 	root.AddCommand(newStartCommand())
 	return root
 }

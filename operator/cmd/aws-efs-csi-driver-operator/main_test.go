@@ -40,3 +40,17 @@ func TestStartIsTheControllerCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestStartAcceptsTheCSVArguments(t *testing.T) {
+	cmd := newRootCommand(io.Discard)
+	start, rest, err := cmd.Find([]string{"start", "-v=2", "--terminate-on-files=/var/run/secrets/serving-cert/tls.crt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := start.ParseFlags(rest); err != nil {
+		t.Fatalf("start %v: %v", rest, err)
+	}
+	if v := start.Flags().Lookup("v"); v == nil || v.Value.String() != "2" {
+		t.Fatalf("-v = %v", v)
+	}
+}
