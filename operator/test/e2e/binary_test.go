@@ -24,7 +24,11 @@ func TestOperatorBinary(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "aws-efs-csi-driver-operator")
-	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "github.com/openshift/aws-efs-csi/operator/cmd/aws-efs-csi-driver-operator")
+	args := []string{"build", "-o", bin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.CommandContext(t.Context(), "go", append(args, "github.com/openshift/aws-efs-csi/operator/cmd/aws-efs-csi-driver-operator")...)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the operator: %v\n%s", err, out)
 	}
