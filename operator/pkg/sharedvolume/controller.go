@@ -113,7 +113,11 @@ func (c *Controller) ensure(ctx context.Context, sv *SharedVolume) error {
 		if err := c.setFinalizers(ctx, sv, append(slices.Clone(sv.Finalizers), Finalizer)); err != nil {
 			return err
 		}
-		// The update event requeues the object; continue from the new version then.
+		// A new SharedVolume is Pending until its PV and PVC exist. The update events requeue the object;
+		// continue from the new version then.
+		if sv.Status.Phase == "" {
+			return c.setStatus(ctx, sv, Status{Phase: PhasePending})
+		}
 		return nil
 	}
 	if err := c.ensureObjects(ctx, sv); err != nil {
