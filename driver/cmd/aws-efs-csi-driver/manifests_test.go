@@ -1,0 +1,88 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// operatorAssets is where the operator keeps the Deployment and DaemonSet it runs this binary with.
+const operatorAssets = "../../../operator/assets/driver"
+
+var (
+	assetPlaceholder = regexp.MustCompile(`\$\{[A-Z_]+\}`)
+	envReference     = regexp.MustCompile(`\$\(([A-Z_]+)\)`)
+)
+
+// TestOperatorManifestsStartTheDriver parses the csi-driver container's arguments exactly as the operator ships
+// them (placeholders filled, $(VAR) expanded from the container env, plus the arguments the operator's hooks add)
+// and checks that this binary accepts them in the intended mode. It keeps the two modules in step: a flag renamed
+// here or misspelled there fails this test instead of a node pod.
+func TestOperatorManifestsStartTheDriver(t *testing.T) {
+	tests := []struct {
+		file     string
+		hookArgs []string
+		wantMode Mode
+	}{
+		{file: "controller.yaml", hookArgs: []string{"--tags=kubernetes.io/cluster/x:owned team:storage"}, wantMode: ModeController},
+		{file: "node.yaml", hookArgs: []string{"--vol-metrics-opt-in=true", "--vol-metrics-refresh-period=30", "--vol-metrics-fs-rate-limit=10"}, wantMode: ModeNode},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			c := driverContainer(t, filepath.Join(operatorAssets, tt.file))
+			env := map[string]string{}
+			for _, e := range c.Env {
+				env[e.Name] = e.Value
+			}
+			var args []string
+			for _, a := range c.Args {
+				args = append(args, envReference.ReplaceAllStringFunc(a, func(ref string) string {
+					return env[envReference.FindStringSubmatch(ref)[1]]
+				}))
+			}
+			args = append(args, tt.hookArgs...)
+			fs := pflag.NewFlagSet("aws-efs-csi-driver", pflag.ContinueOnError)
+			var opts Options
+			opts.AddFlags(fs)
+			if err := fs.Parse(args); err != nil {
+				t.Fatalf("the driver refuses the arguments of %s %q: %v", tt.file, args, err)
+			}
+			if err := opts.Validate(); err != nil {
+				t.Fatalf("the driver refuses the arguments of %s %q: %v", tt.file, args, err)
+			}
+			if opts.Mode != tt.wantMode {
+				t.Fatalf("%s starts the driver in mode %q, want %q", tt.file, opts.Mode, tt.wantMode)
+			}
+		})
+	}
+}
+
+// driverContainer reads the csi-driver container of a Deployment or DaemonSet asset.
+func driverContainer(t *testing.T, path string) corev1.Container {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = assetPlaceholder.ReplaceAll(data, []byte("2"))
+	var workload struct {
+		Spec struct {
+			Template corev1.PodTemplateSpec `json:"template"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(data, &workload); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	for _, c := range workload.Spec.Template.Spec.Containers {
+		if c.Name == "csi-driver" {
+			return c
+		}
+	}
+	t.Fatalf("%s has no csi-driver container", path)
+	return corev1.Container{}
+}
