@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,17 +12,22 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// operatorAssets is where the operator keeps the Deployment and DaemonSet it runs this binary with.
-const operatorAssets = "../../../operator/assets/driver"
+// operatorAssets is where the operator keeps the Deployment and DaemonSet it runs this binary with, and
+// driverContainerfile the image whose ENTRYPOINT adds its own arguments in front of theirs.
+const (
+	operatorAssets      = "../../../operator/assets/driver"
+	driverContainerfile = "../../../images/aws-efs-csi-driver/Containerfile"
+)
 
 var (
 	assetPlaceholder = regexp.MustCompile(`\$\{[A-Z_]+\}`)
 	envReference     = regexp.MustCompile(`\$\(([A-Z_]+)\)`)
 )
 
-// TestOperatorManifestsStartTheDriver parses the csi-driver container's arguments exactly as the operator ships
-// them (placeholders filled, $(VAR) expanded from the container env, plus the arguments the operator's hooks add)
-// and checks that this binary accepts them in the intended mode. It keeps the two modules in step: a flag renamed
+// TestOperatorManifestsStartTheDriver parses the csi-driver container's arguments exactly as the pod runs them:
+// the image's ENTRYPOINT arguments, then the operator's args (placeholders filled, $(VAR) expanded from the
+// container env), plus the arguments the operator's hooks add; and checks that this binary accepts them in the
+// intended mode. It keeps the two modules in step: a flag renamed
 // here or misspelled there fails this test instead of a node pod.
 func TestOperatorManifestsStartTheDriver(t *testing.T) {
 	tests := []struct {
@@ -39,7 +45,7 @@ func TestOperatorManifestsStartTheDriver(t *testing.T) {
 			for _, e := range c.Env {
 				env[e.Name] = e.Value
 			}
-			var args []string
+			args := entrypointArgs(t)
 			for _, a := range c.Args {
 				args = append(args, envReference.ReplaceAllStringFunc(a, func(ref string) string {
 					return env[envReference.FindStringSubmatch(ref)[1]]
@@ -60,6 +66,24 @@ func TestOperatorManifestsStartTheDriver(t *testing.T) {
 			}
 		})
 	}
+}
+
+// entrypointArgs returns the arguments after the program in the driver image's exec-form ENTRYPOINT.
+func entrypointArgs(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile(driverContainerfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^ENTRYPOINT (\[.*\])$`).FindSubmatch(data)
+	if m == nil {
+		t.Fatalf("%s has no exec-form ENTRYPOINT", driverContainerfile)
+	}
+	var argv []string
+	if err := json.Unmarshal(m[1], &argv); err != nil || len(argv) == 0 {
+		t.Fatalf("%s ENTRYPOINT %s: %v", driverContainerfile, m[1], err)
+	}
+	return argv[1:]
 }
 
 // driverContainer reads the csi-driver container of a Deployment or DaemonSet asset.

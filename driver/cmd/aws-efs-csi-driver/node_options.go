@@ -41,11 +41,13 @@ type NodeOptions struct {
 }
 
 // nodeFlagNames are the flags that only the node service reads; they are refused with --mode=controller.
+// --efs-utils-static-files-path is not among them: the driver image's ENTRYPOINT passes it (as OpenShift's image
+// always has), so the controller, which runs the same image, must accept and ignore it.
 var nodeFlagNames = []string{
 	"max-inflight-mount-calls-opt-in", "max-inflight-mount-calls", "volume-attach-limit-opt-in", "volume-attach-limit",
 	"force-unmount-after-timeout", "unmount-timeout", "vol-metrics-opt-in", "vol-metrics-refresh-period",
 	"vol-metrics-fs-rate-limit", "efs-utils-conf-overrides", "efs-cloudwatch-log-enabled", "efs-utils-config-dir-path",
-	"efs-utils-config-legacy-dir-path", "efs-utils-static-files-path", "efs-utils-config-link-path", "efs-utils-state-dir",
+	"efs-utils-config-legacy-dir-path", "efs-utils-config-link-path", "efs-utils-state-dir",
 	"efs-utils-watchdog-path", "publish-records-dir",
 }
 
@@ -65,7 +67,7 @@ func (o *NodeOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.EFSCloudWatchLogEnabled, "efs-cloudwatch-log-enabled", false, "Set [cloudwatch-log] enabled in efs-utils.conf (node).")
 	fs.StringVar(&o.EFSUtilsConfigDir, "efs-utils-config-dir-path", "/var/amazon/efs", "efs-utils config directory (hostPath) used unless the legacy one holds efs-utils.conf (node).")
 	fs.StringVar(&o.EFSUtilsLegacyConfigDir, "efs-utils-config-legacy-dir-path", "/etc/amazon/efs-legacy", "The host's old /etc/amazon/efs; used when it already holds efs-utils.conf (node).")
-	fs.StringVar(&o.EFSUtilsStaticFilesDir, "efs-utils-static-files-path", "/etc/amazon/efs-static-files/", "The image's efs-utils files (CA bundle) copied into the config directory (node).")
+	fs.StringVar(&o.EFSUtilsStaticFilesDir, "efs-utils-static-files-path", "/etc/amazon/efs-static-files/", "The image's efs-utils files (CA bundle) copied into the config directory (node; accepted and ignored by the controller).")
 	fs.StringVar(&o.EFSUtilsConfigLink, "efs-utils-config-link-path", "/etc/amazon/efs", "Where efs-utils reads its configuration; made a symbolic link to the chosen config directory (node).")
 	fs.StringVar(&o.EFSUtilsStateDir, "efs-utils-state-dir", "/var/run/efs", "efs-utils state directory (hostPath): relay state files and configs (node).")
 	fs.StringVar(&o.EFSUtilsWatchdogPath, "efs-utils-watchdog-path", efsutils.DefaultWatchdogPath, "The amazon-efs-mount-watchdog the driver runs and restarts (node).")
