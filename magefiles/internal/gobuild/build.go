@@ -7,12 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/openshift/aws-efs-csi/magefiles/internal/platform"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/progress"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/stamp"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/toolchain"
 )
@@ -77,7 +77,7 @@ func Build(ctx context.Context, opts Options) ([]Result, error) {
 			artefacts = append(artefacts, Artefact{Program: p, Platform: pl})
 		}
 	}
-	progress := &lineWriter{w: opts.Progress}
+	report := progress.New(opts.Progress)
 	results := make([]Result, len(artefacts))
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(opts.Jobs, 1))
@@ -91,7 +91,7 @@ func Build(ctx context.Context, opts Options) ([]Result, error) {
 				out:      filepath.Join(opts.OutDir, a.RelPath()),
 			}
 			inputs := combine(env, workDigest, moduleDigests[a.Program.Module], a.Platform.String(), strings.Join(c.args(), " "))
-			compiled, err := c.ifChanged(ctx, inputs, progress, fmt.Sprintf("[%d/%d]", i+1, len(artefacts)))
+			compiled, err := c.ifChanged(ctx, inputs, report, fmt.Sprintf("[%d/%d]", i+1, len(artefacts)))
 			results[i] = Result{Artefact: a, Path: c.out, Compiled: compiled}
 			return err
 		})
@@ -139,15 +139,15 @@ func (c compile) args() []string {
 }
 
 // ifChanged compiles unless the binary on disk was produced from the same inputs and is intact.
-func (c compile) ifChanged(ctx context.Context, inputs string, progress *lineWriter, counter string) (bool, error) {
+func (c compile) ifChanged(ctx context.Context, inputs string, report *progress.Lines, counter string) (bool, error) {
 	recordPath := filepath.Join(filepath.Dir(c.out), "."+filepath.Base(c.out)+".fingerprint")
 	if prev, ok := readRecord(recordPath); ok && prev.Inputs == inputs {
 		if digest, err := fileDigest(c.out); err == nil && digest == prev.Output {
-			progress.printf("build: %s %s up to date, not recompiled", counter, c.artefact)
+			report.Printf("build: %s %s up to date, not recompiled", counter, c.artefact)
 			return false, nil
 		}
 	}
-	progress.printf("build: %s %s compiling (%s, %s, %s)", counter, c.artefact, c.stamp.Version, shortCommit(c.stamp.Commit), c.stamp.TreeState())
+	report.Printf("build: %s %s compiling (%s, %s, %s)", counter, c.artefact, c.stamp.Version, shortCommit(c.stamp.Commit), c.stamp.TreeState())
 	start := time.Now()
 	if err := c.run(ctx); err != nil {
 		return false, err
@@ -159,7 +159,7 @@ func (c compile) ifChanged(ctx context.Context, inputs string, progress *lineWri
 	if err := writeRecord(recordPath, record{Inputs: inputs, Output: digest}); err != nil {
 		return false, err
 	}
-	progress.printf("build: %s %s done in %s", counter, c.artefact, time.Since(start).Round(100*time.Millisecond))
+	report.Printf("build: %s %s done in %s", counter, c.artefact, time.Since(start).Round(100*time.Millisecond))
 	return true, nil
 }
 
@@ -184,19 +184,4 @@ func shortCommit(c string) string {
 		return c[:12]
 	}
 	return c
-}
-
-// lineWriter serialises progress lines from parallel compiles so they never interleave.
-type lineWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lineWriter) printf(format string, args ...any) {
-	if l.w == nil {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	fmt.Fprintf(l.w, format+"\n", args...)
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/openshift/aws-efs-csi/magefiles/internal/layer"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/platform"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/progress"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/stamp"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/wheels"
 )
@@ -107,17 +108,17 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 		wheels: map[string]*wheelMemo{},
 	}
 	reg := registryOptions{insecure: opts.Insecure, keychain: opts.Keychain, transport: opts.Transport, jobs: opts.Jobs, sent: &atomic.Int64{}}
-	progress := &lineWriter{w: opts.Progress}
+	report := progress.New(opts.Progress)
 	built := map[string]v1.ImageIndex{}
 	var results []Result
 	for _, spec := range opts.Specs {
-		idx, res, err := a.image(ctx, spec, built, reg, progress)
+		idx, res, err := a.image(ctx, spec, built, reg, report)
 		if err != nil {
 			return nil, err
 		}
 		built[spec.Name] = idx
 		if opts.Registry != "" {
-			if err := push(ctx, &res, idx, opts.Registry, reg, progress); err != nil {
+			if err := push(ctx, &res, idx, opts.Registry, reg, report); err != nil {
 				return nil, err
 			}
 		}
@@ -130,7 +131,7 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 }
 
 // image assembles every platform of spec, then the index and the layout.
-func (a *assembler) image(ctx context.Context, spec Spec, built map[string]v1.ImageIndex, reg registryOptions, progress *lineWriter) (v1.ImageIndex, Result, error) {
+func (a *assembler) image(ctx context.Context, spec Spec, built map[string]v1.ImageIndex, reg registryOptions, report *progress.Lines) (v1.ImageIndex, Result, error) {
 	start := time.Now()
 	b, err := resolveBase(ctx, spec, built, reg)
 	if err != nil {
@@ -166,7 +167,7 @@ func (a *assembler) image(ctx context.Context, spec Spec, built map[string]v1.Im
 				if r.built {
 					state = "built"
 				}
-				progress.printf("images: %s %s: layer %s %s (%s, %s)", spec.Name, p, r.name, state, short(r.digest), humanBytes(r.size))
+				report.Printf("images: %s %s: layer %s %s (%s, %s)", spec.Name, p, r.name, state, short(r.digest), humanBytes(r.size))
 			}
 			return nil
 		})
@@ -200,7 +201,7 @@ func (a *assembler) image(ctx context.Context, spec Spec, built map[string]v1.Im
 	if changed {
 		state = "written"
 	}
-	progress.printf("images: %s: index %s with %d platforms %s to %s in %s", spec.Name, short(res.Digest), len(images), state, res.Layout, time.Since(start).Round(100*time.Millisecond))
+	report.Printf("images: %s: index %s with %d platforms %s to %s in %s", spec.Name, short(res.Digest), len(images), state, res.Layout, time.Since(start).Round(100*time.Millisecond))
 	return written.index, res, nil
 }
 
@@ -219,19 +220,4 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
-}
-
-// lineWriter serialises progress lines from parallel work.
-type lineWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lineWriter) printf(format string, args ...any) {
-	if l.w == nil {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	fmt.Fprintf(l.w, format+"\n", args...)
 }

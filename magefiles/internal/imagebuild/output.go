@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/openshift/aws-efs-csi/magefiles/internal/progress"
 )
 
 type writtenLayout struct {
@@ -72,7 +74,7 @@ func writeLayout(outDir, imageName, tag string, idx v1.ImageIndex) (writtenLayou
 }
 
 // push uploads idx as <registry>/<name>:<tag>. Blobs and manifests the registry already has are not uploaded.
-func push(ctx context.Context, res *Result, idx v1.ImageIndex, registry string, reg registryOptions, progress *lineWriter) error {
+func push(ctx context.Context, res *Result, idx v1.ImageIndex, registry string, reg registryOptions, report *progress.Lines) error {
 	repo := strings.TrimSuffix(registry, "/") + "/" + res.Name
 	ref, err := name.NewTag(repo+":"+res.Tag, reg.nameOptions()...)
 	if err != nil {
@@ -81,7 +83,7 @@ func push(ctx context.Context, res *Result, idx v1.ImageIndex, registry string, 
 	res.Reference = ref.Context().Name() + "@" + res.Digest.String()
 	opts := reg.remoteOptions(ctx)
 	if desc, err := remote.Head(ref, opts...); err == nil && desc.Digest == res.Digest {
-		progress.printf("images: %s: %s already has %s, nothing pushed", res.Name, ref, short(res.Digest))
+		report.Printf("images: %s: %s already has %s, nothing pushed", res.Name, ref, short(res.Digest))
 		return nil
 	}
 	before := reg.sent.Load()
@@ -89,7 +91,7 @@ func push(ctx context.Context, res *Result, idx v1.ImageIndex, registry string, 
 		return fmt.Errorf("pushing %s: %w", ref, err)
 	}
 	res.Pushed, res.PushedBytes = true, reg.sent.Load()-before
-	progress.printf("images: %s: pushed %s (%s, %s uploaded)", res.Name, ref, short(res.Digest), humanBytes(res.PushedBytes))
+	report.Printf("images: %s: pushed %s (%s, %s uploaded)", res.Name, ref, short(res.Digest), humanBytes(res.PushedBytes))
 	return nil
 }
 

@@ -11,9 +11,10 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"sync"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/openshift/aws-efs-csi/magefiles/internal/progress"
 )
 
 // DefaultIndexURL is the public PyPI simple index.
@@ -64,7 +65,7 @@ func Fetch(ctx context.Context, reqs []Requirement, opts Options) ([]Wheel, erro
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	var mu sync.Mutex
+	report := progress.New(opts.Progress)
 	out := make([]Wheel, len(reqs))
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
@@ -75,15 +76,11 @@ func Fetch(ctx context.Context, reqs []Requirement, opts Options) ([]Wheel, erro
 				return err
 			}
 			out[i] = w
-			mu.Lock()
-			defer mu.Unlock()
-			if opts.Progress != nil {
-				state := "already verified"
-				if fetched {
-					state = "downloaded and verified"
-				}
-				fmt.Fprintf(opts.Progress, "wheels: %s: %s %s (sha256:%s)\n", r, filepath.Base(w.Path), state, w.SHA256[:12])
+			state := "already verified"
+			if fetched {
+				state = "downloaded and verified"
 			}
+			report.Printf("wheels: %s: %s %s (sha256:%s)", r, filepath.Base(w.Path), state, w.SHA256[:12])
 			return nil
 		})
 	}
