@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"testing"
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
 )
 
 // operatorAssets is where the operator keeps the Deployment and DaemonSet it runs this binary with, and
@@ -109,4 +112,52 @@ func driverContainer(t *testing.T, path string) corev1.Container {
 	}
 	t.Fatalf("%s has no csi-driver container", path)
 	return corev1.Container{}
+}
+
+// operatorTagsContract holds resource tags and the --tags argument the operator's tags hook builds for them (the
+// operator's TestTagsArgContract checks that side).
+const operatorTagsContract = "../../../operator/pkg/hooks/testdata/tags-contract.json"
+
+// TestOperatorTagsArgument parses the operator's --tags arguments with the driver's flags and tag parser: every
+// resource tag, ':' and ' ' included, must come back unchanged next to the cluster's ownership tag.
+func TestOperatorTagsArgument(t *testing.T) {
+	data, err := os.ReadFile(operatorTagsContract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []struct {
+		Name string `json:"name"`
+		Tags []struct {
+			Key   string `json:"key"`
+			Value string `json:"value"`
+		} `json:"tags"`
+		Arg string `json:"arg"`
+	}
+	if err := json.Unmarshal(data, &rows); err != nil {
+		t.Fatalf("%s: %v", operatorTagsContract, err)
+	}
+	for _, r := range rows {
+		t.Run(r.Name, func(t *testing.T) {
+			fs := pflag.NewFlagSet("aws-efs-csi-driver", pflag.ContinueOnError)
+			var opts Options
+			opts.AddFlags(fs)
+			if err := fs.Parse([]string{"--mode=controller", r.Arg}); err != nil {
+				t.Fatal(err)
+			}
+			if err := opts.Validate(); err != nil {
+				t.Fatalf("the driver refuses the operator's %q: %v", r.Arg, err)
+			}
+			got, err := provision.ParseTags(opts.Tags)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]string{"kubernetes.io/cluster/c-1": "owned"}
+			for _, tag := range r.Tags {
+				want[tag.Key] = tag.Value
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("the driver reads the operator's %q as %q, want %q", r.Arg, got, want)
+			}
+		})
+	}
 }

@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"encoding/json"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -68,7 +70,7 @@ func TestTagsArg(t *testing.T) {
 		{name: "no tags", infra: infrastructure("c-1", configv1.HighlyAvailableTopologyMode), want: "--tags=kubernetes.io/cluster/c-1:owned"},
 		{name: "tags in order", infra: infrastructure("c-1", "", configv1.AWSResourceTag{Key: "team", Value: "storage"}, configv1.AWSResourceTag{Key: "cost", Value: "42"}),
 			want: "--tags=team:storage cost:42 kubernetes.io/cluster/c-1:owned"},
-		{name: "unusable tags skipped", infra: infrastructure("c-1", "", configv1.AWSResourceTag{Key: "", Value: "x"}, configv1.AWSResourceTag{Key: "k", Value: ""}, configv1.AWSResourceTag{Key: "has space", Value: "v"}, configv1.AWSResourceTag{Key: "ok", Value: "1"}),
+		{name: "unusable tags skipped", infra: infrastructure("c-1", "", configv1.AWSResourceTag{Key: "", Value: "x"}, configv1.AWSResourceTag{Key: "k", Value: ""}, configv1.AWSResourceTag{Key: "has\ttab", Value: "v"}, configv1.AWSResourceTag{Key: "ok", Value: "1"}),
 			want: "--tags=ok:1 kubernetes.io/cluster/c-1:owned"},
 		{name: "no platform status", infra: &configv1.Infrastructure{Status: configv1.InfrastructureStatus{InfrastructureName: "c-2"}}, want: "--tags=kubernetes.io/cluster/c-2:owned"},
 		{name: "no infrastructure name", infra: infrastructure("", ""), wantErr: "status.infrastructureName"},
@@ -87,6 +89,36 @@ func TestTagsArg(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Fatalf("TagsArg = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// tagsContract holds rows of resource tags and the --tags argument the operator passes for them; the driver's
+// manifests test parses the same arguments with its --tags parser and expects the same tags back.
+const tagsContract = "testdata/tags-contract.json"
+
+func TestTagsArgContract(t *testing.T) {
+	data, err := os.ReadFile(tagsContract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []struct {
+		Name string                    `json:"name"`
+		Tags []configv1.AWSResourceTag `json:"tags"`
+		Arg  string                    `json:"arg"`
+	}
+	if err := json.Unmarshal(data, &rows); err != nil {
+		t.Fatalf("%s: %v", tagsContract, err)
+	}
+	for _, r := range rows {
+		t.Run(r.Name, func(t *testing.T) {
+			got, err := TagsArg(infrastructure("c-1", "", r.Tags...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != r.Arg {
+				t.Fatalf("TagsArg = %q, want %q (%s)", got, r.Arg, tagsContract)
 			}
 		})
 	}

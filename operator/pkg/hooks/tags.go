@@ -16,7 +16,9 @@ const infrastructureName = "cluster"
 
 // TagsArg returns the driver's --tags argument for infra: the user's AWS resource tags from
 // status.platformStatus.aws.resourceTags, then kubernetes.io/cluster/<infrastructureName>:owned, space-separated as
-// key:value. Tags with an empty key or value, or with a space (the separator), cannot be passed and are skipped.
+// key:value. A backslash escapes ':', ' ' and '\' inside a key or value, as the driver's --tags parser reads them
+// (driver/pkg/provision.ParseTags); tags with an empty key or value, or a tab or newline, cannot be passed and are
+// skipped.
 func TagsArg(infra *configv1.Infrastructure) (string, error) {
 	name := infra.Status.InfrastructureName
 	if name == "" {
@@ -25,16 +27,19 @@ func TagsArg(infra *configv1.Infrastructure) (string, error) {
 	var parts []string
 	if ps := infra.Status.PlatformStatus; ps != nil && ps.AWS != nil {
 		for _, t := range ps.AWS.ResourceTags {
-			if t.Key == "" || t.Value == "" || strings.ContainsAny(t.Key+t.Value, " \t") {
+			if t.Key == "" || t.Value == "" || strings.ContainsAny(t.Key+t.Value, "\t\n\r") {
 				klog.InfoS("Skipping an AWS resource tag that cannot be passed to the driver", "key", t.Key)
 				continue
 			}
-			parts = append(parts, t.Key+":"+t.Value)
+			parts = append(parts, tagEscaper.Replace(t.Key)+":"+tagEscaper.Replace(t.Value))
 		}
 	}
 	parts = append(parts, "kubernetes.io/cluster/"+name+":owned")
 	return "--tags=" + strings.Join(parts, " "), nil
 }
+
+// tagEscaper escapes the separators of the driver's --tags form inside a key or value.
+var tagEscaper = strings.NewReplacer(`\`, `\\`, ":", `\:`, " ", `\ `)
 
 // setTags replaces every --tags= argument of the driver container with one built by TagsArg.
 func setTags(d *appsv1.Deployment, infra *configv1.Infrastructure) error {
