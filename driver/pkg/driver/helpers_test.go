@@ -64,7 +64,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 		t.Fatal(err)
 	}
 	srv := NewServer(Services{Identity: NewIdentity("v9.9.9", true, e.ctrl.Ready), Controller: e.ctrl}, e.metrics)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- Serve(ctx, srv, l) }()
 	t.Cleanup(func() { cancel(); <-done })

@@ -170,7 +170,7 @@ func startDriver(tb testing.TB, s *fakeaws.Server, resync time.Duration) csi.Con
 		tb.Fatal(err)
 	}
 	srv := driver.NewServer(driver.Services{Identity: driver.NewIdentity("perf", true), Controller: ctrl}, nil)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(tb.Context())
 	done := make(chan error, 1)
 	go func() { done <- driver.Serve(ctx, srv, lis) }()
 	tb.Cleanup(func() { cancel(); <-done })

@@ -69,7 +69,7 @@ func TestSanity(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := driver.NewServer(driver.Services{Identity: driver.NewIdentity("v0.0.0-sanity", true, ctrl.Ready), Controller: ctrl, Node: cleanupNode{}}, m)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- driver.Serve(ctx, srv, l) }()
 	defer func() { cancel(); <-done }()

@@ -1,7 +1,6 @@
 package takeover
 
 import (
-	"context"
 	"testing"
 
 	opv1 "github.com/openshift/api/operator/v1"
@@ -48,14 +47,14 @@ func TestSyncDeletesOnlyCommunityDaemonSetsWhenManaged(t *testing.T) {
 			opClient := v1helpers.NewFakeOperatorClientWithObjectMeta(meta, &opv1.OperatorSpec{ManagementState: tc.state}, &opv1.OperatorStatus{}, nil)
 			c := &controller{operatorClient: opClient, kube: kube, legacy: lister.Lister()}
 			rec := events.NewInMemoryRecorder("test", clock.RealClock{})
-			if err := c.sync(context.Background(), factory.NewSyncContext("test", rec)); err != nil {
+			if err := c.sync(t.Context(), factory.NewSyncContext("test", rec)); err != nil {
 				t.Fatal(err)
 			}
-			_, err := kube.AppsV1().DaemonSets("openshift-efs-csi").Get(context.Background(), "efs-csi-node", metav1.GetOptions{})
+			_, err := kube.AppsV1().DaemonSets("openshift-efs-csi").Get(t.Context(), "efs-csi-node", metav1.GetOptions{})
 			if deleted := apierrors.IsNotFound(err); deleted != tc.wantDeleted {
 				t.Fatalf("community DaemonSet deleted = %v, want %v (err %v)", deleted, tc.wantDeleted, err)
 			}
-			if _, err := kube.AppsV1().DaemonSets("ns").Get(context.Background(), "aws-efs-csi-driver-node", metav1.GetOptions{}); err != nil {
+			if _, err := kube.AppsV1().DaemonSets("ns").Get(t.Context(), "aws-efs-csi-driver-node", metav1.GetOptions{}); err != nil {
 				t.Fatalf("our DaemonSet: %v", err)
 			}
 			if tc.wantDeleted && len(rec.Events()) != 1 {
