@@ -7,22 +7,22 @@ import (
 
 // Sentinel errors; every error returned by this package wraps at most one of them (plus the SDK error).
 var (
-	// ErrAccessPointNotFound: the access point does not exist (EFS AccessPointNotFound).
+	// ErrAccessPointNotFound means the access point does not exist (EFS AccessPointNotFound).
 	ErrAccessPointNotFound = errors.New("access point not found")
-	// ErrFileSystemNotFound: the file system does not exist in this account and region (EFS FileSystemNotFound).
+	// ErrFileSystemNotFound means the file system does not exist in this account and region (EFS FileSystemNotFound).
 	ErrFileSystemNotFound = errors.New("file system not found")
-	// ErrAlreadyExists: an access point with the same client token but other parameters exists; see
+	// ErrAlreadyExists means an access point with the same client token but other parameters exists; see
 	// AlreadyExistsError for its ID.
 	ErrAlreadyExists = errors.New("access point already exists")
-	// ErrLimitExceeded: the file system's access point quota is reached (EFS AccessPointLimitExceeded).
+	// ErrLimitExceeded means the file system's access point quota is reached (EFS AccessPointLimitExceeded).
 	ErrLimitExceeded = errors.New("access point limit exceeded")
-	// ErrThrottled: AWS kept throttling after every retry; retrying later will likely succeed.
+	// ErrThrottled means AWS kept throttling after every retry; retrying later will likely succeed.
 	ErrThrottled = errors.New("throttled by AWS")
-	// ErrUnavailable: AWS answered 5xx or could not be reached after every retry.
+	// ErrUnavailable means AWS answered 5xx or could not be reached after every retry.
 	ErrUnavailable = errors.New("AWS unavailable")
-	// ErrAccessDenied: the credentials are not allowed to make the call.
+	// ErrAccessDenied means the credentials are not allowed to make the call.
 	ErrAccessDenied = errors.New("access denied")
-	// ErrBadRequest: AWS rejected the request's parameters.
+	// ErrBadRequest means AWS rejected the request's parameters.
 	ErrBadRequest = errors.New("bad request")
 )
 
@@ -32,6 +32,7 @@ type AlreadyExistsError struct {
 	Err           error
 }
 
+// Error names the access point and the SDK error.
 func (e *AlreadyExistsError) Error() string {
 	return fmt.Sprintf("access point %s already exists with this client token: %v", e.AccessPointID, e.Err)
 }

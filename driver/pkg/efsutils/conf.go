@@ -39,6 +39,7 @@ type ConfOptions struct {
 // Override sets one key of efs-utils.conf: section:key=value.
 type Override struct{ Section, Key, Value string }
 
+// String gives the section:key=value form ParseOverrides reads.
 func (o Override) String() string { return o.Section + ":" + o.Key + "=" + o.Value }
 
 // ParseOverrides parses "section:key=value[,section:key=value…]" (the --efs-utils-conf-overrides form) and checks

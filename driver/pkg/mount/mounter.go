@@ -14,9 +14,10 @@ import (
 )
 
 var (
-	// ErrAlreadyPublished: the target already has a different volume or mount (CSI AlreadyExists).
+	// ErrAlreadyPublished means the target already has a different volume or mount (CSI AlreadyExists).
 	ErrAlreadyPublished = errors.New("target path already has a different mount")
-	// ErrSingleWriter: a SINGLE_NODE_SINGLE_WRITER volume is already published at another target (FailedPrecondition).
+	// ErrSingleWriter means a SINGLE_NODE_SINGLE_WRITER volume is already published at another target
+	// (FailedPrecondition).
 	ErrSingleWriter = errors.New("single-writer volume is already published at another target on this node")
 	// ErrMount wraps a failed mount (Internal).
 	ErrMount = errors.New("mount failed")

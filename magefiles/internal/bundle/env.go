@@ -17,7 +17,7 @@ import (
 const (
 	// EnvImages names the file of pinned images (PinsFileForm per line).
 	EnvImages = "BUNDLE_IMAGES"
-	// EnvRequireDigests=true fails the target when an image is not pinned, even without REGISTRY.
+	// EnvRequireDigests, when "true", fails the target when an image is not pinned, even without REGISTRY.
 	EnvRequireDigests = "BUNDLE_REQUIRE_DIGESTS"
 )
 

@@ -20,6 +20,7 @@ const (
 	Whiteout
 )
 
+// String names the kind in lower case (file, dir, symlink, whiteout).
 func (k Kind) String() string {
 	return [...]string{"file", "dir", "symlink", "whiteout"}[k]
 }
