@@ -154,7 +154,7 @@ c = config.load(sys.argv[1], env={})
 print(c.logging_level(), c.logging_max_bytes(), c.logging_file_count(), c.region(), c.dns_name_format(),
       c.dns_name_suffix("cn-north-1"), c.fips_mode_enabled(), c.port_range(), c.poll_interval_sec(),
       c.unmount_grace_period_sec(), c.client_source(), c.stunnel_cafile("us-iso-east-1"))`
-	cmd := exec.Command(py, "-c", script, path)
+	cmd := exec.CommandContext(t.Context(), py, "-c", script, path)
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+efsUtils, "PYTHONDONTWRITEBYTECODE=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -32,11 +32,11 @@ func TestReadStat(t *testing.T) {
 // leaving an unrelated zombie child alone.
 func TestReaperReapsOrphanedRelays(t *testing.T) {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		t.Skipf("prctl(PR_SET_CHILD_SUBREAPER): %v", err)
+		t.Skipf("needs a Linux kernel with prctl(PR_SET_CHILD_SUBREAPER) (3.4 or later, not seccomp-filtered): %v", err)
 	}
 	sleep, err := exec.LookPath("sleep")
 	if err != nil {
-		t.Skip("needs sleep(1)")
+		t.Skip("needs sleep(1) on PATH: apt-get install coreutils")
 	}
 	dir := t.TempDir()
 	relay := filepath.Join(dir, "stunnel")
@@ -44,7 +44,7 @@ func TestReaperReapsOrphanedRelays(t *testing.T) {
 		t.Fatal(err)
 	}
 	pidFile := filepath.Join(dir, "pid")
-	sh := exec.Command("sh", "-c", relay+" 0.2 & echo $! > "+pidFile)
+	sh := exec.CommandContext(t.Context(), "sh", "-c", relay+" 0.2 & echo $! > "+pidFile)
 	if err := sh.Run(); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestReaperReapsOrphanedRelays(t *testing.T) {
 		t.Fatal(err)
 	}
 	// our own child that is not a relay: started but not waited for yet
-	own := exec.Command(sleep, "0")
+	own := exec.CommandContext(t.Context(), sleep, "0")
 	if err := own.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -110,7 +110,7 @@ func TestCSISanityBinary(t *testing.T) {
 
 func moduleRoot(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command("go", "env", "GOMOD").Output()
+	out, err := exec.CommandContext(t.Context(), "go", "env", "GOMOD").Output()
 	if err != nil || strings.TrimSpace(string(out)) == "" {
 		t.Fatalf("go env GOMOD: %v", err)
 	}

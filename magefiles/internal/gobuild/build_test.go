@@ -80,7 +80,7 @@ func TestBuildStampsCrossCompilesAndSkipsUnchanged(t *testing.T) {
 		t.Errorf("binary written to %s, want …/linux_amd64/hello", results[0].Path)
 	}
 
-	out, err := exec.Command(results[0].Path).Output()
+	out, err := exec.CommandContext(t.Context(), results[0].Path).Output()
 	if err != nil {
 		t.Fatal(err)
 	}

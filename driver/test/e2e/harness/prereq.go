@@ -27,7 +27,7 @@ func RequireRoot(t *testing.T) {
 			t.Fatalf("%s is missing: apt-get install -y stunnel4 python3 python3-cryptography python3-botocore (go tool mage test installs them)", tool)
 		}
 	}
-	if out, err := exec.Command(Python, "-c", "import cryptography, botocore").CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(t.Context(), Python, "-c", "import cryptography, botocore").CombinedOutput(); err != nil {
 		t.Fatalf("python3 modules missing (apt-get install -y python3-cryptography python3-botocore): %v\n%s", err, out)
 	}
 }
