@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
@@ -159,5 +162,59 @@ func TestOperatorTagsArgument(t *testing.T) {
 				t.Fatalf("the driver reads the operator's %q as %q, want %q", r.Arg, got, want)
 			}
 		})
+	}
+}
+
+// TestControllerManifestPreparesEFSUtils runs the controller with the operator's arguments: when they turn on
+// root-directory deletion, the controller mounts with mount.efs, so it must render efs-utils.conf where mount.efs
+// reads it (the image moved efs-utils' own files to the static directory), in a container whose root file system
+// is writable, and our efs-utils must load that file. The efs-utils locations are redirected to a temporary
+// directory (the defaults are host paths).
+func TestControllerManifestPreparesEFSUtils(t *testing.T) {
+	c := driverContainer(t, filepath.Join(operatorAssets, "controller.yaml"))
+	fs := pflag.NewFlagSet("aws-efs-csi-driver", pflag.ContinueOnError)
+	var opts Options
+	opts.AddFlags(fs)
+	if err := fs.Parse(append(entrypointArgs(t), c.Args...)); err != nil {
+		t.Fatal(err)
+	}
+	if !opts.DeleteAccessPointRootDir {
+		t.Skip("controller.yaml does not turn on --delete-access-point-root-dir: the controller never mounts")
+	}
+	if sc := c.SecurityContext; sc == nil || sc.Privileged == nil || !*sc.Privileged || (sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem) {
+		t.Fatalf("controller.yaml csi-driver securityContext %+v: root-directory deletion mounts and links /etc/amazon/efs, want privileged with a writable root file system", sc)
+	}
+	var local Options
+	lfs := pflag.NewFlagSet("local", pflag.ContinueOnError)
+	local.AddFlags(lfs)
+	if err := lfs.Parse(nodeTestArgs(t)); err != nil {
+		t.Fatal(err)
+	}
+	opts.Node = local.Node
+	opts.Endpoint = "unix://" + filepath.Join(t.TempDir(), "csi.sock")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	opts.Region, opts.AvailabilityZone = "us-east-1", "us-east-1a"
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, &opts, env{}) }()
+	conf := filepath.Join(opts.Node.EFSUtilsConfigLink, "efs-utils.conf")
+	for i := 0; i < 400; i++ {
+		if _, err := os.Stat(conf); err == nil {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("controller with the operator's arguments: %v", err)
+	}
+	script := `import sys
+sys.path.insert(0, sys.argv[1])
+from efs_utils import config
+c = config.load(sys.argv[2], env={})
+print(c.port_range(), c.dns_name_suffix(None), c.stunnel_cafile(None), c.poll_interval_sec())`
+	out, err := exec.Command("python3", "-c", script, "../../../efs-utils", conf).CombinedOutput()
+	if err != nil {
+		t.Fatalf("efs-utils cannot load the controller's %s: %v\n%s", conf, err, out)
 	}
 }

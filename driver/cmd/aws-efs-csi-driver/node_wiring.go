@@ -47,13 +47,8 @@ const efsClientSource = "k8s"
 // identity resolution, taint removal, volume stats) in g. It returns the service and its readiness check.
 func startNode(ctx context.Context, g *errgroup.Group, opts *Options, e env) (*driver.Node, driver.ReadyCheck, error) {
 	o := &opts.Node
-	conf, err := renderConf(opts, e)
+	watchdog, err := startEFSUtils(ctx, g, opts, e)
 	if err != nil {
-		return nil, nil, err
-	}
-	dirs := efsutils.Dirs{ConfigDir: o.EFSUtilsConfigDir, LegacyDir: o.EFSUtilsLegacyConfigDir, LinkPath: o.EFSUtilsConfigLink,
-		StaticDir: o.EFSUtilsStaticFilesDir, StateDir: o.EFSUtilsStateDir}
-	if _, err := efsutils.Setup(dirs, conf); err != nil {
 		return nil, nil, err
 	}
 	recs, err := mount.NewRecords(o.PublishRecordsDir)
@@ -71,10 +66,6 @@ func startNode(ctx context.Context, g *errgroup.Group, opts *Options, e env) (*d
 		g.Go(func() error { <-ctx.Done(); ncfg.Stats.Close(); return nil })
 	}
 	node := driver.NewNode(ncfg)
-	watchdog := &efsutils.Supervisor{Path: o.EFSUtilsWatchdogPath}
-	g.Go(func() error { watchdog.Run(ctx); return nil })
-	reaper := &efsutils.Reaper{Subreaper: true}
-	g.Go(func() error { reaper.Run(ctx); return nil })
 	kube := kubeClient()
 	g.Go(func() error { resolveNode(ctx, opts, e, node, kube); return nil })
 	ready := func(ctx context.Context) error {
@@ -93,6 +84,28 @@ func startNode(ctx context.Context, g *errgroup.Group, opts *Options, e env) (*d
 		g.Go(func() error { _ = remover.Run(ctx); return nil })
 	}
 	return node, ready, nil
+}
+
+// startEFSUtils prepares what mount.efs needs (efs-utils.conf rendered into the config directory, the CA bundle
+// copied from the image, /etc/amazon/efs linked to it, the state directory) and starts the watchdog, which stops the
+// stunnel relays of unmounted file systems, and the zombie reaper in g. The node needs it for every publish; a
+// controller with --delete-access-point-root-dir needs it for its temporary tls,iam mounts.
+func startEFSUtils(ctx context.Context, g *errgroup.Group, opts *Options, e env) (*efsutils.Supervisor, error) {
+	o := &opts.Node
+	conf, err := renderConf(opts, e)
+	if err != nil {
+		return nil, err
+	}
+	dirs := efsutils.Dirs{ConfigDir: o.EFSUtilsConfigDir, LegacyDir: o.EFSUtilsLegacyConfigDir, LinkPath: o.EFSUtilsConfigLink,
+		StaticDir: o.EFSUtilsStaticFilesDir, StateDir: o.EFSUtilsStateDir}
+	if _, err := efsutils.Setup(dirs, conf); err != nil {
+		return nil, err
+	}
+	watchdog := &efsutils.Supervisor{Path: o.EFSUtilsWatchdogPath}
+	g.Go(func() error { watchdog.Run(ctx); return nil })
+	reaper := &efsutils.Reaper{Subreaper: true}
+	g.Go(func() error { reaper.Run(ctx); return nil })
+	return watchdog, nil
 }
 
 func renderConf(opts *Options, e env) ([]byte, error) {

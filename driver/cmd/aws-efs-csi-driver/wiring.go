@@ -33,6 +33,13 @@ func serve(ctx context.Context, opts *Options, e env) error {
 		services.Controller = ctrl
 		checks = append(checks, ctrl.Ready)
 		g.Go(func() error { initController(ctx, opts, e, ctrl, m); return nil })
+		if opts.DeleteAccessPointRootDir && !opts.runsNode() {
+			// Root-directory deletion runs mount.efs, which reads /etc/amazon/efs/efs-utils.conf: the image keeps
+			// efs-utils' files in the static directory until a driver process sets them up.
+			if _, err := startEFSUtils(ctx, g, opts, e); err != nil {
+				return err
+			}
+		}
 	}
 	if opts.runsNode() {
 		node, ready, err := startNode(ctx, g, opts, e)
