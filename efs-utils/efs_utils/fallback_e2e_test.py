@@ -42,9 +42,9 @@ PYTHONS = _interpreters()
 @pytest.fixture(scope="session")
 def fakeaws_binary(tmp_path_factory):
     if not os.path.isdir(FAKEAWS_PKG):
-        pytest.skip("driver/test/fakeaws has not landed in this tree; the fallback tests need it")
+        pytest.fail("driver/test/fakeaws is missing from this tree; the fallback tests need it")
     if not shutil.which("go"):
-        pytest.skip("needs Go on PATH to build driver/test/fakeaws (CI has it)")
+        pytest.skip("needs Go on PATH to build driver/test/fakeaws: install it from https://go.dev/dl (CI has it)")
     out = str(tmp_path_factory.mktemp("fakeaws") / "fakeaws")
     subprocess.run(["go", "build", "-o", out, "./driver/test/fakeaws/cmd/fakeaws"], cwd=REPO, check=True)
     return out

@@ -48,7 +48,8 @@ def _python39():
 def test_compiles_and_imports_under_a_real_python39(tmp_path):
     py = _python39()
     if not py:
-        pytest.skip("no Python 3.9 interpreter on this machine (RHEL 9's version); the ast check above still runs")
+        pytest.skip("no Python 3.9 interpreter (RHEL 9's version) on this machine: `pyenv install 3.9` or put python3.9 on "
+                    "PATH; the ast check above still runs")
     files = _sources()
     subprocess.run([py, "-c", "import sys\nfor f in sys.argv[1:]: compile(open(f).read(), f, 'exec')"]
                    + files, check=True)

@@ -45,7 +45,7 @@ def test_fixed_signature_vector():
 
 def test_signature_agrees_with_botocore():
     import pytest
-    auth = pytest.importorskip("botocore.auth", reason="botocore not installed")
+    auth = pytest.importorskip("botocore.auth", reason="needs botocore: apt-get install python3-botocore")
     from botocore.credentials import Credentials
     signer = auth.SigV4Auth(Credentials(AKID, SECRET, TOKEN), "elasticfilesystem", "us-east-1")
     req = sigv4.canonical_request(PKH, AKID, DATE, "us-east-1", "fs-deadbeef", TOKEN)

@@ -143,7 +143,7 @@ def test_tls_mount_through_the_dns_name(node, mount_target, tmp_path):
     import shutil
     if not shutil.which("unshare"):
         import pytest
-        pytest.skip("needs unshare (util-linux)")
+        pytest.skip("needs unshare: apt-get install util-linux")
     hosts = tmp_path / "hosts"
     hosts.write_text("127.0.0.1 localhost\n%s %s\n" % (mount_target.ip, DNS_NAME))
     mp = node.mountpoint()
