@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -82,22 +83,19 @@ func newEnv(t *testing.T) *env {
 		cl.Stop()
 	})
 	e := &env{t: t, cl: cl}
-	e.kube = must(kubernetes.NewForConfig(cl.Config))
-	e.dyn = must(dynamic.NewForConfig(cl.Config))
-	e.ops = must(operatorclient.NewForConfig(cl.Config))
-	e.conf = must(configclient.NewForConfig(cl.Config))
+	var errs [4]error
+	e.kube, errs[0] = kubernetes.NewForConfig(cl.Config)
+	e.dyn, errs[1] = dynamic.NewForConfig(cl.Config)
+	e.ops, errs[2] = operatorclient.NewForConfig(cl.Config)
+	e.conf, errs[3] = configclient.NewForConfig(cl.Config)
+	if err := errors.Join(errs[:]...); err != nil {
+		t.Fatalf("clients for the test control plane: %v", err)
+	}
 	if err := cl.InstallCRDs(ctx, e.crdDocs()...); err != nil {
 		t.Fatal(err)
 	}
 	e.createClusterConfig(opv1.CloudCredentialsModeDefault)
 	return e
-}
-
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
 }
 
 // crdDocs are the openshift/api CRDs from the module cache at the pinned version, the third-party test CRDs and
