@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/openshift/aws-efs-csi/driver/pkg/driver"
 	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
 )
 
@@ -95,6 +98,18 @@ func entrypointArgs(t *testing.T) []string {
 // driverContainer reads the csi-driver container of a Deployment or DaemonSet asset.
 func driverContainer(t *testing.T, path string) corev1.Container {
 	t.Helper()
+	for _, c := range podSpec(t, path).Containers {
+		if c.Name == "csi-driver" {
+			return c
+		}
+	}
+	t.Fatalf("%s has no csi-driver container", path)
+	return corev1.Container{}
+}
+
+// podSpec reads the pod template of a Deployment or DaemonSet asset, placeholders filled.
+func podSpec(t *testing.T, path string) corev1.PodSpec {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -108,13 +123,7 @@ func driverContainer(t *testing.T, path string) corev1.Container {
 	if err := yaml.Unmarshal(data, &workload); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	for _, c := range workload.Spec.Template.Spec.Containers {
-		if c.Name == "csi-driver" {
-			return c
-		}
-	}
-	t.Fatalf("%s has no csi-driver container", path)
-	return corev1.Container{}
+	return workload.Spec.Template.Spec
 }
 
 // operatorTagsContract holds resource tags and the --tags argument the operator's tags hook builds for them (the
@@ -217,4 +226,103 @@ print(c.port_range(), c.dns_name_suffix(None), c.stunnel_cafile(None), c.poll_in
 	if err != nil {
 		t.Fatalf("efs-utils cannot load the controller's %s: %v\n%s", conf, err, out)
 	}
+}
+
+// TestOperatorManifestsWireSidecars checks that every sidecar talks to the socket the driver listens on (same
+// volume, same file), that the liveness sidecar serves the port the driver container's liveness probe asks, and
+// that the registrar registers the socket's host path with kubelet.
+func TestOperatorManifestsWireSidecars(t *testing.T) {
+	for _, file := range []string{"controller.yaml", "node.yaml"} {
+		t.Run(file, func(t *testing.T) {
+			spec := podSpec(t, filepath.Join(operatorAssets, file))
+			containers := map[string]corev1.Container{}
+			for _, c := range spec.Containers {
+				containers[c.Name] = c
+			}
+			drv := containers["csi-driver"]
+			env := map[string]string{}
+			for _, e := range drv.Env {
+				env[e.Name] = e.Value
+			}
+			var endpoint string
+			for _, a := range drv.Args {
+				if v, ok := strings.CutPrefix(a, "--endpoint="); ok {
+					endpoint = envReference.ReplaceAllStringFunc(v, func(ref string) string { return env[envReference.FindStringSubmatch(ref)[1]] })
+				}
+			}
+			sock, err := driver.SocketPath(endpoint)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vol, rel := onVolume(t, drv, sock)
+			for _, c := range spec.Containers {
+				addr := flagValue(c.Args, "--csi-address")
+				if c.Name == "csi-driver" || addr == "" {
+					continue
+				}
+				if v, r := onVolume(t, c, addr); v != vol || r != rel {
+					t.Errorf("%s --csi-address=%s is %s/%s, but the driver listens on %s/%s", c.Name, addr, v, r, vol, rel)
+				}
+				if c.Name == "csi-node-driver-registrar" {
+					want := filepath.Join(hostPath(t, spec, vol), rel)
+					if got := flagValue(c.Args, "--kubelet-registration-path"); got != want {
+						t.Errorf("registrar --kubelet-registration-path=%s, want the socket's host path %s", got, want)
+					}
+				}
+			}
+			probe := containers["csi-liveness-probe"]
+			port := flagValue(probe.Args, "--health-port")
+			if ep := flagValue(probe.Args, "--http-endpoint"); ep != "" {
+				_, port, _ = strings.Cut(ep, ":")
+			}
+			if drv.LivenessProbe == nil || drv.LivenessProbe.HTTPGet == nil {
+				t.Fatal("csi-driver has no HTTP liveness probe")
+			}
+			probePort := drv.LivenessProbe.HTTPGet.Port.String()
+			for _, p := range drv.Ports {
+				if p.Name == probePort {
+					probePort = strconv.Itoa(int(p.ContainerPort))
+				}
+			}
+			if port == "" || probePort != port || drv.LivenessProbe.HTTPGet.Path != "/healthz" {
+				t.Errorf("csi-driver liveness probe asks port %s %s, the liveness sidecar serves /healthz on %q", probePort, drv.LivenessProbe.HTTPGet.Path, port)
+			}
+		})
+	}
+}
+
+func flagValue(args []string, name string) string {
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// onVolume returns the volume and the path inside it of an absolute path in container c.
+func onVolume(t *testing.T, c corev1.Container, path string) (string, string) {
+	t.Helper()
+	best, rel := "", ""
+	for _, m := range c.VolumeMounts {
+		dir := filepath.Clean(m.MountPath)
+		if r, err := filepath.Rel(dir, path); err == nil && !strings.HasPrefix(r, "..") && len(dir) > len(best) {
+			best, rel = m.Name, r
+		}
+	}
+	if best == "" {
+		t.Fatalf("%s: %s is on no volume", c.Name, path)
+	}
+	return best, rel
+}
+
+func hostPath(t *testing.T, spec corev1.PodSpec, name string) string {
+	t.Helper()
+	for _, v := range spec.Volumes {
+		if v.Name == name && v.HostPath != nil {
+			return v.HostPath.Path
+		}
+	}
+	t.Fatalf("volume %s is not a hostPath", name)
+	return ""
 }
