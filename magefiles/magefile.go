@@ -141,18 +141,9 @@ func Images(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	platforms, err := platform.Parse(os.Getenv("PLATFORMS"))
+	settings, platforms, err := imagebuild.ReadEnv(ctx, root, os.Getenv, imagebuild.DefaultSpecs())
 	if err != nil {
 		return err
-	}
-	settings, err := imagebuild.ParseEnv(os.Getenv, imagebuild.DefaultSpecs())
-	if err != nil {
-		return err
-	}
-	if settings.MTime.IsZero() {
-		if settings.MTime, err = imagebuild.CommitTime(ctx, root); err != nil {
-			return err
-		}
 	}
 	verified, err := wheels.ReadEnv(root, os.Getenv).LocalAll()
 	if err != nil {

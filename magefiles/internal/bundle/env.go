@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"github.com/openshift/aws-efs-csi/magefiles/internal/imagebuild"
-	"github.com/openshift/aws-efs-csi/magefiles/internal/platform"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/stamp"
 )
 
@@ -23,22 +22,13 @@ const (
 
 // OptionsFromEnv builds the options of a bundle run in the repository at root from the environment (getenv).
 func OptionsFromEnv(ctx context.Context, root string, getenv func(string) string) (Options, error) {
-	settings, err := imagebuild.ParseEnv(getenv, nil)
-	if err != nil {
-		return Options{}, err
-	}
-	platforms, err := platform.Parse(getenv("PLATFORMS"))
+	settings, platforms, err := imagebuild.ReadEnv(ctx, root, getenv, nil)
 	if err != nil {
 		return Options{}, err
 	}
 	st, err := stamp.Resolve(ctx, root, "operator")
 	if err != nil {
 		return Options{}, err
-	}
-	if settings.MTime.IsZero() {
-		if settings.MTime, err = imagebuild.CommitTime(ctx, root); err != nil {
-			return Options{}, err
-		}
 	}
 	opts := Options{
 		Sources: SourcesIn(root), OutDir: filepath.Join(root, "_output", "bundle"),

@@ -11,7 +11,6 @@ import (
 
 	"github.com/openshift/aws-efs-csi/magefiles/internal/bundle"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/imagebuild"
-	"github.com/openshift/aws-efs-csi/magefiles/internal/platform"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/stamp"
 )
 
@@ -31,22 +30,13 @@ const DevelopmentBundleRepository = "quay.io/openshift/origin-" + bundle.ImageNa
 
 // OptionsFromEnv builds the options of a catalog run in the repository at root, after `mage bundle`.
 func OptionsFromEnv(ctx context.Context, root string, getenv func(string) string, progress io.Writer) (Options, error) {
-	settings, err := imagebuild.ParseEnv(getenv, nil)
-	if err != nil {
-		return Options{}, err
-	}
-	platforms, err := platform.Parse(getenv("PLATFORMS"))
+	settings, platforms, err := imagebuild.ReadEnv(ctx, root, getenv, nil)
 	if err != nil {
 		return Options{}, err
 	}
 	st, err := stamp.Resolve(ctx, root, "operator")
 	if err != nil {
 		return Options{}, err
-	}
-	if settings.MTime.IsZero() {
-		if settings.MTime, err = imagebuild.CommitTime(ctx, root); err != nil {
-			return Options{}, err
-		}
 	}
 	opts := Options{
 		BundleDir: filepath.Join(root, "_output", "bundle"), PackageFile: filepath.Join(root, "operator", "manifests", bundle.PackageFile),

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openshift/aws-efs-csi/magefiles/internal/platform"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/toolchain"
 )
 
@@ -82,6 +83,25 @@ func (s Settings) WithBases(specs []Spec) []Spec {
 		}
 	}
 	return out
+}
+
+// ReadEnv parses the images settings (ParseEnv) and PLATFORMS from getenv; when SOURCE_DATE_EPOCH is unset, the
+// layers are dated by the commit time of HEAD in repoRoot. The images, bundle and catalog targets share it.
+func ReadEnv(ctx context.Context, repoRoot string, getenv func(string) string, specs []Spec) (Settings, []platform.Platform, error) {
+	settings, err := ParseEnv(getenv, specs)
+	if err != nil {
+		return Settings{}, nil, err
+	}
+	platforms, err := platform.Parse(getenv("PLATFORMS"))
+	if err != nil {
+		return Settings{}, nil, err
+	}
+	if settings.MTime.IsZero() {
+		if settings.MTime, err = CommitTime(ctx, repoRoot); err != nil {
+			return Settings{}, nil, err
+		}
+	}
+	return settings, platforms, nil
 }
 
 // CommitTime is the committer time of HEAD in repoRoot, the default modification time of every layer entry.
