@@ -14,6 +14,8 @@ import (
 	interfaces "github.com/operator-framework/api/pkg/validation/interfaces"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/openshift/aws-efs-csi/magefiles/internal/platform"
 )
 
 // RequiredAnnotations are the CSV annotations OpenShift's console and catalogs read; each must be present.
@@ -28,8 +30,15 @@ var RequiredAnnotations = []string{
 	"olm.properties",
 }
 
-// Architectures are the platforms every image is built for; the CSV must label each supported.
-var Architectures = []string{"amd64", "arm64", "ppc64le", "s390x"}
+// architectures are the CPU architectures every image is built for (platform.Supported); the CSV must label each
+// supported.
+func architectures() []string {
+	var out []string
+	for _, p := range platform.Supported() {
+		out = append(out, p.Arch)
+	}
+	return out
+}
 
 // openShiftValidator checks what operator-framework/api does not: known install modes with AllNamespaces,
 // every image in relatedImages (and pinned when asked), no "*" in RBAC rules, the OpenShift annotations and
@@ -211,10 +220,11 @@ func checkAnnotations(csv *v1alpha1.ClusterServiceVersion) []string {
 
 func checkArchLabels(csv *v1alpha1.ClusterServiceVersion) []string {
 	var out []string
-	for _, a := range Architectures {
+	archs := architectures()
+	for _, a := range archs {
 		k := "operatorframework.io/arch." + a
 		if csv.Labels[k] != "supported" {
-			out = append(out, fmt.Sprintf("metadata.labels: %s is %q: want \"supported\" (every image is built for %s)", k, csv.Labels[k], strings.Join(Architectures, ", ")))
+			out = append(out, fmt.Sprintf("metadata.labels: %s is %q: want \"supported\" (every image is built for %s)", k, csv.Labels[k], strings.Join(archs, ", ")))
 		}
 	}
 	return out
