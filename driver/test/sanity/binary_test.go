@@ -1,7 +1,6 @@
 package sanity
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/driver"
+	"github.com/openshift/aws-efs-csi/driver/test/e2e/harness"
 	"github.com/openshift/aws-efs-csi/driver/test/fakeaws"
 )
 
@@ -49,7 +48,7 @@ func TestCSISanityBinary(t *testing.T) {
 	ctrlSock := filepath.Join(work, "controller.sock")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	var logs syncBuffer
+	var logs harness.SyncBuffer
 	proc := exec.CommandContext(ctx, driverBin, "--mode=controller", "--endpoint=unix://"+ctrlSock, "--v=4")
 	proc.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+s.URL(), "AWS_EC2_METADATA_SERVICE_ENDPOINT="+s.URL(),
 		"AWS_ACCESS_KEY_ID=AKIAFAKEAWSBINARY001", "AWS_SECRET_ACCESS_KEY=fake-secret", "AWS_REGION=", "AWS_DEFAULT_REGION=")
@@ -90,7 +89,7 @@ func TestCSISanityBinary(t *testing.T) {
 		"--csi.testvolumeparameters="+params, "--csi.mountdir="+filepath.Join(work, "mnt"), "--csi.stagingdir="+filepath.Join(work, "stage"),
 		"--ginkgo.skip="+nodeSpecs, "--ginkgo.json-report="+reportFile, "--ginkgo.no-color").CombinedOutput()
 	if err != nil {
-		t.Fatalf("csi-sanity failed: %v\n%s", err, tail(string(out), 4000))
+		t.Fatalf("csi-sanity failed: %v\n%s", err, harness.Tail(string(out), 4000))
 	}
 	var reports []types.Report
 	b, err := os.ReadFile(reportFile)
@@ -181,29 +180,4 @@ func waitReady(t *testing.T, id csi.IdentityClient) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatal("driver did not become ready within 30s")
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
-}
-
-// syncBuffer is a bytes.Buffer the child process's output copier and the test can share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -2,8 +2,6 @@ package sanity
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,25 +16,12 @@ import (
 	"github.com/openshift/aws-efs-csi/driver/pkg/driver"
 	"github.com/openshift/aws-efs-csi/driver/pkg/metrics"
 	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
+	"github.com/openshift/aws-efs-csi/driver/test/e2e/harness"
 	"github.com/openshift/aws-efs-csi/driver/test/fakeaws"
 )
 
 // nodeSpecs is the part of the suite that needs the node service (built by the node change).
 const nodeSpecs = "Node Service"
-
-// idGen makes volume IDs in the driver's handle form for volumes that do not exist.
-type idGen struct{ fsID string }
-
-func randHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)[:n]
-}
-
-func (g idGen) GenerateUniqueValidVolumeID() string { return g.fsID + "::fsap-" + randHex(17) }
-func (g idGen) GenerateInvalidVolumeID() string     { return "fs-notavolume" }
-func (g idGen) GenerateUniqueValidNodeID() string   { return "i-" + randHex(17) }
-func (g idGen) GenerateInvalidNodeID() string       { return "not-a-node" }
 
 var report types.Report
 
@@ -81,7 +66,7 @@ func TestSanity(t *testing.T) {
 	cfg.TestVolumeParameters = map[string]string{"provisioningMode": "efs-ap", "fileSystemId": fsID, "directoryPerms": "700",
 		// csi-sanity names volumes up to 128 characters; PV names (pvc-<uid>) fit the default pattern, these do not.
 		"subPathPattern": "sanity"}
-	cfg.IDGen = idGen{fsID: fsID}
+	cfg.IDGen = harness.SanityIDs{FileSystemID: fsID}
 	cfg.IdempotentCount = 3
 	sc := sanity.GinkgoTest(&cfg)
 	gomega.RegisterFailHandler(ginkgo.Fail)

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -77,14 +76,14 @@ func NewNode(t *testing.T, dir, awsURL, caFile string) *Node {
 // Driver is a running driver process.
 type Driver struct {
 	cmd  *exec.Cmd
-	logs *syncBuffer
+	logs *SyncBuffer
 	Conn *grpc.ClientConn
 }
 
 // Start runs the driver binary in mode ("node" or "all") and waits until Probe says ready.
 func (n *Node) Start(t *testing.T, bin, mode string, extra ...string) *Driver {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &SyncBuffer{}
 	cmd := exec.Command(bin, append(append([]string{"--mode=" + mode}, n.Args...), extra...)...)
 	cmd.Env = n.Env
 	cmd.Stdout, cmd.Stderr = logs, logs
@@ -95,7 +94,7 @@ func (n *Node) Start(t *testing.T, bin, mode string, extra ...string) *Driver {
 	t.Cleanup(func() {
 		d.Stop()
 		if t.Failed() {
-			t.Logf("driver log (tail):\n%s", tail(logs.String(), 6000))
+			t.Logf("driver log (tail):\n%s", Tail(logs.String(), 6000))
 		}
 	})
 	conn, err := grpc.NewClient("unix://"+n.Socket, grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -116,7 +115,7 @@ func (n *Node) Start(t *testing.T, bin, mode string, extra ...string) *Driver {
 			return d
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("driver not ready after 60s (last: %v, %v)\n%s", resp, err, tail(logs.String(), 6000))
+			t.Fatalf("driver not ready after 60s (last: %v, %v)\n%s", resp, err, Tail(logs.String(), 6000))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -269,28 +268,4 @@ func MountsUnder(dir string) []string {
 		}
 	}
 	return out
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

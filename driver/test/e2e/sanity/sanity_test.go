@@ -1,8 +1,6 @@
 package sanity
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,20 +13,6 @@ import (
 	"github.com/openshift/aws-efs-csi/driver/test/e2e/harness"
 	"github.com/openshift/aws-efs-csi/driver/test/fakeaws"
 )
-
-// idGen makes IDs in the driver's forms for volumes and nodes that do not exist.
-type idGen struct{ fsID string }
-
-func randHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)[:n]
-}
-
-func (g idGen) GenerateUniqueValidVolumeID() string { return g.fsID + "::fsap-" + randHex(17) }
-func (g idGen) GenerateInvalidVolumeID() string     { return "fs-notavolume" }
-func (g idGen) GenerateUniqueValidNodeID() string   { return "i-" + randHex(17) }
-func (g idGen) GenerateInvalidNodeID() string       { return "not-a-node" }
 
 var report types.Report
 
@@ -63,7 +47,7 @@ func TestSanityAllModeRealMounts(t *testing.T) {
 	cfg.StagingPath = filepath.Join(dir, "sanity", "staging")
 	cfg.TestVolumeParameters = map[string]string{"provisioningMode": "efs-ap", "fileSystemId": fsID, "directoryPerms": "700",
 		"subPathPattern": "sanity"}
-	cfg.IDGen = idGen{fsID: fsID}
+	cfg.IDGen = harness.SanityIDs{FileSystemID: fsID}
 	cfg.IdempotentCount = 2
 	sc := sanity.GinkgoTest(&cfg)
 	gomega.RegisterFailHandler(ginkgo.Fail)
