@@ -323,15 +323,23 @@ func (e *env) checkInstalledObjects(t *testing.T) {
 		}
 		return nil
 	})
-	cr := ok(e.ops.OperatorV1().ClusterCSIDrivers().Get(ctx, crName, metav1.GetOptions{}))(t)
-	for _, f := range []string{"AWSEFSDriverControllerServiceController", "AWSEFSDriverNodeServiceController", "AWSEFSDriverUninstallController"} {
-		if !slices.Contains(cr.Finalizers, "aws-efs-csi-driver-operator.operator.openshift.io/"+f) {
-			t.Errorf("ClusterCSIDriver finalizers %v lack %s", cr.Finalizers, f)
+	// Each controller adds its finalizer from its own sync; under load a sync that lost an update conflict to
+	// another controller adds it on its retry, so wait for all of them rather than sample once.
+	eventually(t, time.Minute, "finalizers and generations on the ClusterCSIDriver", func(ctx context.Context) error {
+		cr, err := e.ops.OperatorV1().ClusterCSIDrivers().Get(ctx, crName, metav1.GetOptions{})
+		if err != nil {
+			return err
 		}
-	}
-	if len(cr.Status.Generations) < 2 {
-		t.Errorf("status.generations %v, want the Deployment and DaemonSet", cr.Status.Generations)
-	}
+		for _, f := range []string{"AWSEFSDriverControllerServiceController", "AWSEFSDriverNodeServiceController", "AWSEFSDriverUninstallController"} {
+			if !slices.Contains(cr.Finalizers, "aws-efs-csi-driver-operator.operator.openshift.io/"+f) {
+				return fmt.Errorf("finalizers %v lack %s", cr.Finalizers, f)
+			}
+		}
+		if len(cr.Status.Generations) < 2 {
+			return fmt.Errorf("status.generations %v, want the Deployment and DaemonSet", cr.Status.Generations)
+		}
+		return nil
+	})
 }
 
 func findContainer(cs []corev1.Container, name string) corev1.Container {
