@@ -86,14 +86,10 @@ func buildImage(ctx context.Context, opts Options) (imagebuild.Result, error) {
 	if err != nil {
 		return imagebuild.Result{}, err
 	}
-	results, err := imagebuild.Run(ctx, imagebuild.Options{
-		OutDir: opts.ImageOutDir, Specs: []imagebuild.Spec{spec}, Platforms: opts.Platforms,
+	return imagebuild.RunOne(ctx, imagebuild.Options{
+		OutDir: opts.ImageOutDir, Platforms: opts.Platforms,
 		Stamps: map[string]stamp.Stamp{"operator": opts.Stamp}, MTime: opts.MTime,
 		Registry: opts.Registry, Tag: opts.Tag, Insecure: opts.Insecure, Keychain: opts.Keychain, Transport: opts.Transport,
 		Jobs: 1, Progress: opts.Progress,
-	})
-	if err != nil {
-		return imagebuild.Result{}, err
-	}
-	return results[0], nil
+	}, spec)
 }

@@ -96,6 +96,17 @@ type Result struct {
 	PushedBytes int64
 }
 
+// RunOne assembles a single image, spec, with the rest of opts (opts.Specs is ignored): the bundle and catalog
+// images are built this way, on their own, after the release images.
+func RunOne(ctx context.Context, opts Options, spec Spec) (Result, error) {
+	opts.Specs = []Spec{spec}
+	results, err := Run(ctx, opts)
+	if err != nil {
+		return Result{}, err
+	}
+	return results[0], nil
+}
+
 // Run assembles every spec in order (an image may use one before it as its base), writes the layouts and
 // digests.json, and pushes when a registry is given. Platforms of one image are assembled in parallel.
 func Run(ctx context.Context, opts Options) ([]Result, error) {
