@@ -233,15 +233,23 @@ def write_mount_certificate(mount_dir: str, key_path: str, key: rsa.RSAPrivateKe
     """write_mount_certificate writes <name>+/ as efs-utils 1.36 lays it out and returns the
     certificateCreationTime (YYMMDDHHMMSSZ, UTC) for the state file."""
     now = now or datetime.now(timezone.utc).replace(microsecond=0)
-    os.makedirs(os.path.join(mount_dir, "database"), mode=dir_mode, exist_ok=True)
-    os.makedirs(os.path.join(mount_dir, "certs"), mode=dir_mode, exist_ok=True)
+    # Modes as 1.36 leaves them (ca_dirs_check, ca_supporting_files_check, then openssl): <name>+/ is made
+    # on the way to database/ with the default mode (0755 under umask 022), database/ and certs/ with the
+    # state_file_dir_mode, and openssl ca rewrites .rand with 0600.
+    os.makedirs(mount_dir, exist_ok=True)
     db = os.path.join(mount_dir, "database")
-    for name, content in (("index.txt", ""), ("index.txt.attr", "unique_subject = no"),
-                          ("serial", "00"), (".rand", "")):
+    for d in (db, os.path.join(mount_dir, "certs")):
+        if not os.path.exists(d):
+            os.mkdir(d, dir_mode)
+    for name, content, mode in (("index.txt", "", 0o644), ("index.txt.attr", "unique_subject = no", 0o644),
+                                ("serial", "00", 0o644), (".rand", "", 0o600)):
         p = os.path.join(db, name)
         if not os.path.exists(p):
-            with open(p, "w") as f:
-                f.write(content)
+            fd = os.open(p, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, mode)
+            try:
+                os.write(fd, content.encode())
+            finally:
+                os.close(fd)
     _write(os.path.join(mount_dir, "config.conf"), _openssl_config(mount_dir, key_path, req).encode())
     cert = build_certificate(key, req, now)
     _write(os.path.join(mount_dir, "certificate.pem"), x509der.pem(cert))

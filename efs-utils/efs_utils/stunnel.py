@@ -9,8 +9,9 @@ import json
 import os
 import subprocess
 from dataclasses import asdict, dataclass
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence
 
+from . import paths
 from .errors import FatalError
 
 CAPABILITIES_FILE = "stunnel-capabilities.json"
@@ -111,7 +112,9 @@ def render(cfg: RelayConfig, caps: Capabilities) -> str:
            ("verify", str(cfg.verify))]
     if cfg.verify > 0:
         if not cfg.cafile or not os.path.exists(cfg.cafile):
-            raise FatalError("Failed to find certificate authority file for verification: %s" % cfg.cafile)
+            # 1.36 add_stunnel_ca_options
+            raise FatalError("Failed to find certificate authority file for verification",
+                             log_message='Failed to find CAfile "%s"' % cfg.cafile)
         efs.append(("CAfile", cfg.cafile))
     efs += [("cert", cfg.cert), ("key", cfg.key)]
     if cfg.check_host:
@@ -137,11 +140,12 @@ def write_config(cfg: RelayConfig, caps: Capabilities) -> str:
     return path
 
 
-def start(cmd: Sequence[str]) -> "subprocess.Popen[bytes]":
+def start(cmd: Sequence[str], env: Optional[Mapping[str, str]] = None) -> "subprocess.Popen[bytes]":
     """start runs stunnel in its own session so it can be stopped with killpg."""
     try:
-        return subprocess.Popen(list(cmd), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                stdin=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+        return subprocess.Popen(list(cmd), executable=paths.executable(cmd[0]), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True,
+                                close_fds=True, env=env)
     except OSError as e:
         raise FatalError("Failed to start TLS tunnel (%s): %s" % (" ".join(cmd), e.strerror)) from None
 
