@@ -2,8 +2,7 @@
 
 import re
 from collections import OrderedDict
-from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import List, NamedTuple, Optional
 
 from .errors import FatalError, OptionError
 
@@ -26,14 +25,13 @@ UNSUPPORTED_WARNING = ('The "%s" option is not supported and has been ignored, a
                        "built-in trust store.")
 
 
-@dataclass
-class Arguments:
+class Arguments(NamedTuple):
     """Arguments is what mount(8) passed: SPEC, mount point and the -o string."""
 
     spec: str
     mountpoint: str
     options: str = ""
-    flags: List[str] = field(default_factory=list)
+    flags: List[str] = []  # never mutated
 
 
 def early_action(argv: List[str]) -> Optional[str]:

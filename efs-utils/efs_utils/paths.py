@@ -7,8 +7,7 @@ changes when an override is set.
 
 import os
 import shutil
-from dataclasses import dataclass
-from typing import Dict, Mapping, Optional
+from typing import Dict, Mapping, NamedTuple, Optional
 
 CONFIG_DIR = "/etc/amazon/efs"
 CONFIG_FILE = CONFIG_DIR + "/efs-utils.conf"
@@ -35,8 +34,7 @@ ENV_ECS_ENDPOINT = "EFS_UTILS_ECS_CREDENTIALS_ENDPOINT"
 ENV_IMDS_ENDPOINT = "AWS_EC2_METADATA_SERVICE_ENDPOINT"
 
 
-@dataclass(frozen=True)
-class Paths:
+class Paths(NamedTuple):
     """Paths is the set of file locations and programs one process uses."""
 
     config_file: str = CONFIG_FILE

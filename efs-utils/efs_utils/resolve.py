@@ -9,8 +9,7 @@ import re
 import socket
 import string
 import time
-from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, NamedTuple, Optional
 
 from .config import Config
 from .errors import FallbackUnavailable, FatalError
@@ -25,8 +24,7 @@ FORMAT_FIELDS = frozenset(["az", "fs_id", "region", "dns_name_suffix"])
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class Target:
+class Target(NamedTuple):
     """Target is where the mount goes: the DNS name (also the checkHost base) and an IP if known."""
 
     dns_name: str

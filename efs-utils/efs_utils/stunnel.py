@@ -8,8 +8,7 @@ path, size and modification time.
 import json
 import os
 import subprocess
-from dataclasses import asdict, dataclass
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence
 
 from . import paths
 from .errors import FatalError
@@ -17,8 +16,7 @@ from .errors import FatalError
 CAPABILITIES_FILE = "stunnel-capabilities.json"
 
 
-@dataclass
-class Capabilities:
+class Capabilities(NamedTuple):
     """Capabilities are the stunnel options efs-utils adapts to."""
 
     foreground_quiet: bool = False
@@ -63,15 +61,14 @@ def capabilities(binary: str, cache_dir: str) -> Capabilities:
     tmp = "%s.%d.tmp" % (cache, os.getpid())
     try:
         with open(tmp, "w") as f:
-            json.dump({"binary": key, "capabilities": asdict(caps)}, f)
+            json.dump({"binary": key, "capabilities": caps._asdict()}, f)
         os.replace(tmp, cache)
     except OSError:
         pass
     return caps
 
 
-@dataclass
-class RelayConfig:
+class RelayConfig(NamedTuple):
     """RelayConfig is everything written into one mount's stunnel configuration."""
 
     mount_name: str

@@ -6,8 +6,7 @@ import shutil
 import socket
 import threading
 import time
-from dataclasses import dataclass
-from typing import Callable, Mapping, Optional
+from typing import Callable, Mapping, NamedTuple, Optional
 
 from . import certificate, netns, ports, state, stunnel
 from .config import Config
@@ -23,8 +22,7 @@ MONITOR_INTERVAL = 0.5
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class Relay:
+class Relay(NamedTuple):
     """Relay is a started stunnel for one mount."""
 
     name: str
