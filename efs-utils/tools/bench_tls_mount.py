@@ -46,7 +46,7 @@ def percentile(values, p):
     return s[min(len(s) - 1, int(round(p / 100.0 * (len(s) - 1))))]
 
 
-def install(src_efs_utils, root, python):
+def install(src_efs_utils, root, python, compile_modules=True):
     """install lays out bin/mount.efs and efs_utils/ under root as the image does and byte-compiles them."""
     with open(os.path.join(src_efs_utils, "layout.json")) as f:
         layout = json.load(f)
@@ -55,6 +55,8 @@ def install(src_efs_utils, root, python):
     shutil.copy(os.path.join(src_efs_utils, "bin", "mount.efs"), os.path.join(root, "bin", "mount.efs"))
     shutil.copytree(os.path.join(src_efs_utils, "efs_utils"), os.path.join(root, "efs_utils"),
                     ignore=shutil.ignore_patterns(*tree["exclude"]))
+    if not compile_modules:
+        return
     subprocess.run([python, "-m", "compileall", "-q", "--invalidation-mode", "unchecked-hash",
                     os.path.join(root, "efs_utils")], check=True)
 
