@@ -142,3 +142,22 @@ def test_state_keeps_the_mount_point_as_given_and_1_36_modes(node, mount_target)
     assert mode("database") == 0o750 and mode("certs") == 0o750
     assert mode("database", ".rand") == 0o600
     assert mode("database", "index.txt") == 0o644
+
+
+def test_warm_tls_mount_does_not_import_python3_cryptography(node, mount_target, tmp_path):
+    # the node key exists: it is read and used through libcrypto, and python3-cryptography (a third of a mount's
+    # CPU to import) is never loaded; a stand-in package that refuses to import proves it
+    blocker = tmp_path / "nocrypto" / "cryptography"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ImportError('python3-cryptography must not be imported here')\n")
+    from .iam_e2e_test import _server
+    srv = _server()  # a container credentials endpoint, so that the iam path (SigV4 extension) runs too
+    try:
+        env = {"PYTHONPATH": str(blocker.parent),
+               "EFS_UTILS_ECS_CREDENTIALS_ENDPOINT": "http://127.0.0.1:%d" % srv.server_address[1]}
+        for name, opts in (("tls", "tls"), ("iam", "tls,iam,awscredsuri=/v2/credentials/abc")):
+            proc = node.mount(FS_ID, node.mountpoint(name), opts + ",mounttargetip=" + mount_target.ip, env=env)
+            assert proc.returncode == 0, proc.stderr.decode()
+    finally:
+        srv.shutdown()
+    assert len(node.records()) == 2
