@@ -14,6 +14,7 @@ from typing import Callable, NamedTuple, Optional
 from .config import Config
 from .errors import FallbackUnavailable, FatalError
 from .imds import IMDS
+from .logs import FILE_ONLY
 from .options import Options
 
 NFS_PORT = 2049
@@ -95,7 +96,7 @@ def connect_failure(ip: str, via_option: bool, ns: Optional[str] = None, attempt
         except socket.timeout:
             if attempt < attempts - 1:
                 log.warning("The ip address %s cannot be connected yet, sleep 0.5s, %d retry time(s) left",
-                            ip, attempts - attempt - 1)
+                            ip, attempts - attempt - 1, extra=FILE_ONLY)  # 1.36 logs it, stderr stays quiet
                 time.sleep(pause)
                 continue
             return ("Connection to the mount target IP address %s timeout. Please retry in 5 minutes if the mount "
