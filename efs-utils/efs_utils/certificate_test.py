@@ -8,10 +8,12 @@ from datetime import datetime, timezone
 
 import pytest
 from cryptography import x509
-from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 
-from . import certificate, sigv4
+from . import certificate, libcrypto, sigv4
 from .certificate import CertRequest, Credentials
+from .errors import FatalError
 
 NOW = datetime(2026, 5, 1, 12, 0, 0, tzinfo=timezone.utc)
 AP = "fsap-0123456789abcdef0"
@@ -35,6 +37,12 @@ def _ext(cert, oid):
     return cert.extensions.get_extension_for_oid(x509.ObjectIdentifier(oid)).value.value
 
 
+def _crypto(path):
+    """The key file read by python3-cryptography, for the fields our key object does not expose."""
+    with open(path, "rb") as f:
+        return serialization.load_pem_private_key(f.read(), password=None)
+
+
 def _build(k, req, now=NOW):
     return x509.load_der_x509_certificate(certificate.build_certificate(k, req, now))
 
@@ -42,11 +50,11 @@ def _build(k, req, now=NOW):
 def test_private_key_created_once_with_mode_0400(key):
     path, k = key
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o400
-    assert k.key_size == 3072
+    assert _crypto(path).key_size == 3072
     with open(path, "rb") as f:
         assert f.read().startswith(b"-----BEGIN PRIVATE KEY-----")  # PKCS#8, as openssl genpkey writes
     again = certificate.private_key(path, path + ".lock")
-    assert again.private_numbers() == k.private_numbers()
+    assert again.spki_der() == k.spki_der()
 
 
 def test_empty_key_file_is_replaced_and_stale_lock_removed(tmp_path, key):
@@ -56,8 +64,8 @@ def test_empty_key_file_is_replaced_and_stale_lock_removed(tmp_path, key):
     open(lock, "w").close()
     old = time.time() - 3600
     os.utime(lock, (old, old))
-    k = certificate.private_key(path, lock)
-    assert k.key_size == 3072 and os.path.getsize(path) > 0 and not os.path.exists(lock)
+    certificate.private_key(path, lock)
+    assert _crypto(path).key_size == 3072 and not os.path.exists(lock)
 
 
 def test_concurrent_key_creation_yields_one_key(tmp_path):
@@ -68,11 +76,11 @@ def test_concurrent_key_creation_yields_one_key(tmp_path):
         t.start()
     for t in threads:
         t.join()
-    assert len({r.private_numbers().d for r in results}) == 1
+    assert len({r.spki_der() for r in results}) == 1
 
 
 def test_certificate_fields_and_extensions(key):
-    _, k = key
+    path, k = key
     cert = _build(k, _req())
     cn = cert.subject.get_attributes_for_oid(x509.oid.NameOID.COMMON_NAME)[0].value
     assert cn == "node-1.example.internal" and cert.issuer == cert.subject
@@ -82,7 +90,8 @@ def test_certificate_fields_and_extensions(key):
     na = getattr(cert, "not_valid_after_utc", None) or cert.not_valid_after.replace(tzinfo=timezone.utc)
     assert (NOW - nb).total_seconds() == 15 * 60 and (na - NOW).total_seconds() == 3 * 3600
     ski = cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value
-    assert ski == x509.SubjectKeyIdentifier.from_public_key(k.public_key())
+    assert ski == x509.SubjectKeyIdentifier.from_public_key(_crypto(path).public_key())
+    cert.public_key().verify(cert.signature, cert.tbs_certificate_bytes, padding.PKCS1v15(), hashes.SHA256())
     assert all(not e.critical for e in cert.extensions)
     assert [e.oid.dotted_string for e in cert.extensions] == [
         "2.5.29.14", "1.3.6.1.4.1.4843.7.1", "1.3.6.1.4.1.4843.7.2", "1.3.6.1.4.1.4843.7.3", "1.3.6.1.4.1.4843.7.4"]
@@ -104,8 +113,9 @@ def test_without_access_point_or_iam(key):
 
 
 def test_public_key_hash_is_sha1_of_spki_bit_string_content(key):
-    _, k = key
-    spki = k.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    path, k = key
+    spki = _crypto(path).public_key().public_bytes(serialization.Encoding.DER,
+                                                   serialization.PublicFormat.SubjectPublicKeyInfo)
     # SEQUENCE { SEQUENCE { rsaEncryption, NULL }, BIT STRING { 0x00 unused bits, RSAPublicKey } }
     idx = spki.index(b"\x03\x82", 4)  # the BIT STRING with a two-byte length
     length = int.from_bytes(spki[idx + 2:idx + 4], "big")
@@ -185,3 +195,39 @@ def test_der_primitives():
     assert der.tlv(0x04, b"x" * 200)[:3] == b"\x04\x81\xc8"
     assert der.time_value(datetime(2049, 12, 31, 23, 59, 59))[:1] == b"\x17"
     assert der.time_value(datetime(2050, 1, 1)) == b"\x18\x0f20500101000000Z"
+
+
+def test_libcrypto_and_cryptography_agree(key, monkeypatch):
+    """The mount path signs through libcrypto; python3-cryptography is the fallback. PKCS#1 v1.5 signatures are
+    deterministic, so both must give the same bytes, and the same public key."""
+    path, k = key
+    assert isinstance(k, libcrypto.RSAKey)  # libcrypto is usable on this machine (Debian 12, RHEL 9: OpenSSL 3)
+    fallback = certificate.CryptographyKey(_crypto(path))
+    assert k.spki_der() == fallback.spki_der()
+    assert k.sign_sha256(b"tbs bytes") == fallback.sign_sha256(b"tbs bytes")
+    # without libcrypto the same key loads through python3-cryptography
+    monkeypatch.setattr(libcrypto, "load", lambda pem: None)
+    again = certificate.private_key(path, path + ".lock")
+    assert isinstance(again, certificate.CryptographyKey) and again.spki_der() == k.spki_der()
+
+
+def test_libcrypto_refuses_what_it_must_not_read(tmp_path):
+    assert libcrypto.load(b"not a key") is None
+    ec_key = ec.generate_private_key(ec.SECP256R1()).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    assert libcrypto.load(ec_key) is None
+    with pytest.raises(FatalError, match="want an RSA key"):
+        certificate.load_key(ec_key)
+    encrypted = rsa.generate_private_key(public_exponent=65537, key_size=1024).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.BestAvailableEncryption(b"pw"))
+    assert libcrypto.load(encrypted) is None  # never a passphrase prompt
+
+
+def test_public_key_pem_is_what_openssl_writes(key, tmp_path):
+    path, k = key
+    mount_dir = str(tmp_path / "m+")
+    certificate.write_mount_certificate(mount_dir, path, k, _req(), now=NOW)
+    out = subprocess.run(["openssl", "rsa", "-in", path, "-outform", "PEM", "-pubout"], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, check=True).stdout  # what 1.36 create_public_key runs
+    with open(os.path.join(mount_dir, "publicKey.pem"), "rb") as f:
+        assert f.read() == out

@@ -11,34 +11,40 @@ from typing import List, Mapping, Optional
 from . import config, logs, mounttable, nfs, nfsopts, options, paths, resolve, state
 from .errors import FatalError, OptionError
 from .imds import IMDS
-from .version import IMPLEMENTATION, VERSION
+from .version import VERSION
 
-CNAME_RE = re.compile(r"^(?:(?P<az>[a-z0-9-]+)\.)?(?P<fs_id>fs-[0-9a-f]+)\.efs\.(?P<region>[a-z0-9-]+)\.(?P<suffix>.+)$")
-HELP = options.USAGE + """
-
-Mounts an Amazon EFS file system with mount.nfs4, through a local stunnel TLS relay with -o tls.
-EFS options: tls, tlsport=N, verify=N, ocsp, noocsp, cafile=PATH, iam, accesspoint=fsap-ID,
-awsprofile=NAME, awscredsuri=/URI, rolearn=ARN, jwtpath=FILE, az=NAME, mounttargetip=IP,
-crossaccount, netns=PATH. Other options go to mount.nfs4 unchanged.
-"""
+# efs-utils 1.36 EFS_FQDN_RE: the name a DNS name given as SPEC must resolve (CNAME) to.
+EFS_FQDN_RE = re.compile(r"^((?P<az>[a-z0-9-]+)\.)?(?P<fs_id>fs-[0-9a-f]+)\.efs\."
+                         r"(?P<region>[a-z0-9-]+)\.(?P<dns_name_suffix>[a-z0-9.]+)$")
+CNAME_HELP_URL = "https://docs.aws.amazon.com/efs/latest/ug/mounting-fs-mount-cmd-dns-name.html"
 
 log = logging.getLogger("mount.efs")
 
 
-def _fs_id_from_cname(cfg: config.Config, remote: str) -> "tuple[str, Optional[str]]":
+def _fs_id_from_cname(cfg: config.Config, remote: str, opts: options.Options, imds: IMDS) -> "tuple[str, Optional[str]]":
+    """_fs_id_from_cname is 1.36 match_device for a SPEC that is not a file system ID: the name must resolve to
+    exactly the DNS name of a file system (with its AZ, which must agree with the az option)."""
     try:
         primary, aliases, _ = socket.gethostbyname_ex(remote)
     except OSError:
-        raise FatalError('Failed to resolve "%s": want a file system ID (fs-<hex>) or a DNS name of one' % remote) \
-            from None
+        raise FatalError('Failed to resolve "%s" - check that the specified DNS name is a CNAME record resolving to '
+                         "a valid EFS DNS name" % remote, log_message='Failed to resolve "%s"' % remote) from None
     for name in [primary] + aliases:
-        m = CNAME_RE.match(name)
+        m = EFS_FQDN_RE.match(name)
         if not m:
             continue
-        expected = resolve.dns_name(cfg, m.group("fs_id"), m.group("region"), m.group("az"))
-        if expected == name:
-            return m.group("fs_id"), m.group("az")
-    raise FatalError('The specified domain name "%s" did not resolve to an EFS mount target' % remote)
+        az, fs_id = m.group("az"), m.group("fs_id")
+        if az and "az" in opts and az != opts["az"]:
+            raise FatalError('The hostname "%s" resolved by the specified domain name "%s" does not match the az '
+                             "provided in the mount options, expected = %s, given = %s" % (name, remote, opts["az"], az))
+        with_az = dict(opts)
+        if az and "az" not in with_az:
+            with_az["az"] = az
+        if resolve.target_dns_name(cfg, with_az, fs_id, resolve.region(cfg, imds), imds) == name:
+            return fs_id, az
+    raise FatalError('The specified CNAME "%s" did not resolve to a valid DNS name for an EFS mount target. Please '
+                     "refer to the EFS documentation for mounting with DNS names for examples: %s"
+                     % (remote, CNAME_HELP_URL))
 
 
 def _fallback(cfg: config.Config, opts: options.Options, fs_id: str, region: str, imds: IMDS,
@@ -46,45 +52,49 @@ def _fallback(cfg: config.Config, opts: options.Options, fs_id: str, region: str
     def run(_dns_name: str) -> str:
         from . import fallback
         az = opts.get("az") or imds.availability_zone()
-        ip = fallback.mount_target_ip(fallback.Request(fs_id=fs_id, region=region, az=az,
-                                                       profile=opts.get("awsprofile"),
-                                                       fips=cfg.fips_mode_enabled()), env)
-        resolve.check_ip(ip)
-        return ip
+        return fallback.mount_target_ip(fallback.Request(fs_id=fs_id, region=region, az=az,
+                                                         profile=opts.get("awsprofile"),
+                                                         fips=cfg.fips_mode_enabled()), env)
     return run
 
 
 def mount(argv: List[str], env: Mapping[str, str]) -> int:
-    """mount runs one mount.efs invocation and returns its exit code."""
-    args, action = options.parse_arguments(argv)
+    """mount runs one mount.efs invocation and returns its exit code.
+
+    The steps and their order are those of efs-utils 1.36 main(), so that bad input gets the same
+    answer: help/version, root, config and logging, arguments and SPEC, unsupported options, option
+    rules, then the mount target and the mount.
+    """
+    action = options.early_action(argv)
     if action == "help":
-        sys.stdout.write(HELP)
+        sys.stdout.write(options.USAGE + "\n")
         return 0
     if action == "version":
-        sys.stdout.write("%s version: %s (%s)\n" % (os.path.basename(argv[0]), VERSION, IMPLEMENTATION))
+        # 1.36 parse_arguments_early_exit: argv[0] as invoked, e.g. "/sbin/mount.efs Version: 1.36.0"
+        sys.stdout.write("%s Version: %s\n" % (argv[0], VERSION))
         return 0
-    assert args is not None
     if os.geteuid() != 0:
         raise FatalError("only root can run mount.efs")
     p = paths.from_env(env)
     cfg = config.load(p.config_file, env)
     logs.setup(p.log_dir, "mount.log", cfg.logging_level(), cfg.logging_max_bytes(), cfg.logging_file_count())
+    args = options.parse_arguments(argv)
     try:
         opts = options.parse_options(args.options)
     except OptionError as e:
         raise FatalError(str(e)) from None
-    for w in options.validate(opts):
-        log.warning(w)
+    imds = IMDS(p.imds_endpoint, cfg.disable_imds_token())
     remote, path = options.match_device(args.spec)
     if options.FS_ID_RE.match(remote):
         fs_id = remote
     else:
-        fs_id, az = _fs_id_from_cname(cfg, remote)
+        fs_id, az = _fs_id_from_cname(cfg, remote, opts, imds)
         if az and "az" not in opts:
             opts["az"] = az
     log.info("mount.efs %s: mounting %s:%s at %s with options %s", VERSION, fs_id, path, args.mountpoint,
              options.format_options(opts))
-    imds = IMDS(p.imds_endpoint, cfg.disable_imds_token())
+    for w in options.remove_unsupported(opts) + options.validate(opts):
+        logs.warn_user(log, w)
     if options.is_tls(opts) and mounttable.is_nfs_mounted(mounttable.read(p.proc_mounts), args.mountpoint):
         sys.stdout.write("%s is already mounted, please run 'mount' command to verify\n" % args.mountpoint)
         return 0
@@ -95,7 +105,7 @@ def mount(argv: List[str], env: Mapping[str, str]) -> int:
     else:
         cmd = nfs.command(p.mount_nfs4, "%s:%s" % (target.host, path), args.mountpoint,
                           nfsopts.nfs_options(opts), opts.get("netns"))
-        nfs.mount(cmd, *cfg.retry_nfs_mount())
+        nfs.mount(cmd, *cfg.retry_nfs_mount(), label=target.dns_name)
     if cfg.optimize_readahead():
         nfs.optimize_readahead(args.mountpoint, nfsopts.nfs_options(opts))
     log.info("mounted %s:%s at %s", fs_id, path, args.mountpoint)
@@ -112,14 +122,17 @@ def _mount_tls(cfg, p, opts, fs_id, path, mountpoint, target, region, imds, env)
                           opts.get("netns"))
         stop = threading.Event()
 
-        def died(err: str) -> None:
-            log.error("Failed to mount %s: the TLS tunnel (stunnel) exited: %s", fs_id, err)
+        def died() -> None:
+            e = tls.tunnel_failure(fs_id, relay.proc)
+            sys.stderr.write(e.message + "\n")
+            log.error(e.log_message, extra=logs.FILE_ONLY)
             state.finish(p.state_dir, relay.name)
             os._exit(1)
 
         tls.monitor(relay, died, stop)
         try:
-            nfs.mount(cmd, *cfg.retry_nfs_mount())
+            # 1.36 runs stunnel and mount.nfs4 (and nsenter) with its fixed PATH (find_command_path)
+            nfs.mount(cmd, *cfg.retry_nfs_mount(), label=target.dns_name, env=paths.fixed_path_env(env))
         finally:
             stop.set()
     finally:
@@ -146,10 +159,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         return mount(argv, os.environ)
     except FatalError as e:
-        if logging.getLogger().handlers:
-            log.error(e.message)
-        else:
-            sys.stderr.write(e.message + "\n")
+        # 1.36 fatal_error: the user's message on stderr, the log message in the log file
+        sys.stderr.write(e.message + "\n")
+        log.error(e.log_message, extra=logs.FILE_ONLY)
         return e.exit_code
     except KeyboardInterrupt:
         return 130

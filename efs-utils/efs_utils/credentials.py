@@ -6,12 +6,9 @@ import json
 import logging
 import os
 import pwd
-import urllib.error
-import urllib.parse
-import urllib.request
-import xml.etree.ElementTree as ET
 from typing import Mapping, Optional, Tuple
 
+from . import linklocal
 from .certificate import Credentials
 from .errors import FatalError
 from .imds import IMDS
@@ -76,8 +73,7 @@ def _named_profile(profile: str) -> Credentials:
 
 
 def _http_json(url: str, timeout: float = 3.0) -> dict:
-    with urllib.request.urlopen(url, timeout=timeout) as resp:
-        return json.loads(resp.read().decode("utf-8"))
+    return json.loads(linklocal.request(url, timeout=timeout).decode("utf-8"))
 
 
 def ecs(uri: str, endpoint: str) -> Credentials:
@@ -96,6 +92,9 @@ def sts_endpoint(region: str, env: Mapping[str, str], suffix: str = "amazonaws.c
 
 def web_identity(role_arn: str, token_file: str, region: str, env: Mapping[str, str]) -> Credentials:
     """web_identity calls STS AssumeRoleWithWebIdentity as a plain HTTPS GET (no botocore)."""
+    import urllib.error
+    import urllib.parse
+    import urllib.request
     try:
         with open(token_file) as f:
             token = f.read().strip()
@@ -115,6 +114,7 @@ def web_identity(role_arn: str, token_file: str, region: str, env: Mapping[str, 
 
 def parse_sts_response(body: str) -> Credentials:
     """parse_sts_response reads the Credentials of an AssumeRoleWithWebIdentity answer (JSON or XML)."""
+    import xml.etree.ElementTree as ET
     try:
         if body.lstrip().startswith("<"):
             root = ET.fromstring(body)

@@ -11,7 +11,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional
 
-from .errors import FatalError
+from .errors import FallbackUnavailable, FatalError
 
 MISSING_BOTOCORE = ("Failed to import necessary dependency botocore, please install botocore first. "
                     "On RHEL 9: python3 -m pip install --require-hashes -r requirements.txt.ocp "
@@ -44,7 +44,7 @@ def _clients(req: Request, env: Mapping[str, str]) -> "tuple[Any, Any, Any]":
         import botocore.exceptions
         import botocore.session
     except ImportError:
-        raise FatalError(MISSING_BOTOCORE) from None
+        raise FallbackUnavailable(MISSING_BOTOCORE) from None
     session = botocore.session.get_session()
     if req.profile:
         session.set_config_variable("profile", req.profile)

@@ -4,6 +4,8 @@ import json
 import logging
 from typing import Any, Dict, Optional
 
+from . import linklocal
+
 TOKEN_PATH = "/latest/api/token"
 IDENTITY_PATH = "/latest/dynamic/instance-identity/document"
 AZ_ID_PATH = "/latest/meta-data/placement/availability-zone-id"
@@ -26,16 +28,14 @@ class IMDS:
         self._cache = {}  # type: Dict[str, Optional[str]]
 
     def _fetch_token(self) -> Optional[str]:
-        import urllib.request  # loaded only when metadata is needed (region not in the config, fallback)
         if self.disable_token or self._token_tried:
             return self._token
         self._token_tried = True
-        req = urllib.request.Request(self.endpoint + TOKEN_PATH, method="PUT",
-                                     headers={"X-aws-ec2-metadata-token-ttl-seconds": TOKEN_TTL})
         try:
-            with urllib.request.urlopen(req, timeout=self.token_timeout) as resp:
-                self._token = resp.read().decode("utf-8")
-        except OSError as e:  # URLError is an OSError
+            self._token = linklocal.request(self.endpoint + TOKEN_PATH, method="PUT",
+                                            headers={"X-aws-ec2-metadata-token-ttl-seconds": TOKEN_TTL},
+                                            timeout=self.token_timeout).decode("utf-8")
+        except OSError as e:  # urllib's URLError is an OSError too
             log.debug("IMDSv2 token unavailable (%s); using IMDSv1", e)
         return self._token
 
@@ -43,14 +43,11 @@ class IMDS:
         """get returns the body at path, or None when IMDS cannot be reached or has no such path."""
         if path in self._cache:
             return self._cache[path]
-        import urllib.request
         token = self._fetch_token()
         headers = {"X-aws-ec2-metadata-token": token} if token else {}
-        req = urllib.request.Request(self.endpoint + path, headers=headers)
         value = None
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                value = resp.read().decode("utf-8")
+            value = linklocal.request(self.endpoint + path, headers=headers, timeout=self.timeout).decode("utf-8")
         except OSError as e:
             log.debug("instance metadata %s unavailable: %s", path, e)
         self._cache[path] = value

@@ -6,6 +6,13 @@ import os
 import sys
 
 FORMAT = "%(asctime)s - %(levelname)s - %(message)s"
+# Records logged with extra=FILE_ONLY go to the log file but not to stderr: the caller has already
+# written the user's version of the message (efs-utils 1.36 writes stderr and its log separately).
+FILE_ONLY = {"file_only": True}
+
+
+def _not_file_only(record: logging.LogRecord) -> bool:
+    return not getattr(record, "file_only", False)
 
 
 def setup(log_dir: str, filename: str, level: str = "INFO", max_bytes: int = 1048576,
@@ -26,5 +33,12 @@ def setup(log_dir: str, filename: str, level: str = "INFO", max_bytes: int = 104
     sh = logging.StreamHandler(sys.stderr)
     sh.setLevel(stderr_level)
     sh.setFormatter(logging.Formatter("%(message)s"))
+    sh.addFilter(_not_file_only)
     root.addHandler(sh)
     return root
+
+
+def warn_user(logger: logging.Logger, message: str) -> None:
+    """warn_user writes "WARN: <message>" to stderr and the message to the log, as 1.36 warns about options."""
+    sys.stderr.write("WARN: %s\n" % message)
+    logger.warning(message, extra=FILE_ONLY)

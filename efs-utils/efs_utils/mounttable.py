@@ -2,16 +2,14 @@
 
 import os
 import re
-from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Dict, List, NamedTuple, Optional
 
 from . import state
 
 _ESCAPE = re.compile(r"\\([0-7]{3})")
 
 
-@dataclass
-class Mount:
+class Mount(NamedTuple):
     """Mount is one /proc/mounts line."""
 
     source: str

@@ -5,10 +5,13 @@ import os
 import random
 import signal
 import subprocess
+import sys
 import time
-from typing import List, Optional, Sequence
+from typing import List, Mapping, Optional, Sequence
 
+from . import paths
 from .errors import FatalError
+from .logs import FILE_ONLY
 
 RETRYABLE = "reset by peer"
 
@@ -21,10 +24,11 @@ def command(mount_nfs4: str, source: str, mountpoint: str, options: str,
     return prefix + [mount_nfs4, source, mountpoint, "-o", options]
 
 
-def _run(cmd: Sequence[str], timeout: Optional[float]) -> "tuple[int, str]":
+def _run(cmd: Sequence[str], timeout: Optional[float],
+         env: Optional[Mapping[str, str]] = None) -> "tuple[int, bytes]":
     # own process group: a timed-out attempt is killed with everything it started
-    proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, close_fds=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(list(cmd), executable=paths.executable(cmd[0]), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, close_fds=True, start_new_session=True, env=env)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -34,32 +38,45 @@ def _run(cmd: Sequence[str], timeout: Optional[float]) -> "tuple[int, str]":
             proc.kill()
         proc.communicate()
         raise
-    text = (err or b"").decode("utf-8", "replace").strip() or (out or b"").decode("utf-8", "replace").strip()
-    return proc.returncode, text
+    return proc.returncode, (err or b"").strip()
 
 
-def mount(cmd: Sequence[str], retry: bool = True, count: int = 3, timeout: int = 15,
-          sleep=time.sleep) -> None:
-    """mount runs cmd; with retry, up to count-1 attempts under timeout are retried when the output
-    says "reset by peer" or the attempt times out (backoff 1.5^i + rand()); the last attempt has
-    no timeout. A failure raises FatalError with mount.nfs4's exit code."""
+def failure(label: str, mountpoint: str, rc: int, err: bytes) -> FatalError:
+    """failure is 1.36's report of a failed mount.nfs4 (mount_nfs): its stderr, printed as Python 3 prints the
+    bytes (b'...'), which is the text users and the driver's events know, and its return code as the exit code;
+    the log gets 'Failed to mount <dns name> at <mount point>: returncode=N, stderr="b'...'"'."""
+    text = str(err)
+    return FatalError(text, rc, log_message='Failed to mount %s at %s: returncode=%d, stderr="%s"'
+                      % (label, mountpoint, rc, text))
+
+
+def mount(cmd: Sequence[str], retry: bool = True, count: int = 3, timeout: int = 15, sleep=time.sleep,
+          label: str = "", env: Optional[Mapping[str, str]] = None) -> None:
+    """mount runs cmd as 1.36's call_nfs_mount_command_with_retry_succeed and mount_nfs do: with retry, up
+    to count-1 attempts under timeout, retried when stderr says "reset by peer" (after 1.5^i + rand()
+    seconds) or the attempt timed out (at once); the last attempt has no timeout. Each retry is announced
+    on stderr. A failure raises FatalError with mount.nfs4's exit code. label is the DNS name 1.36 logs."""
     attempts = max(count, 1) if retry else 1
+    mountpoint = cmd[-3]
     for i in range(attempts - 1):
         try:
-            rc, text = _run(cmd, timeout)
+            rc, err = _run(cmd, timeout, env)
         except subprocess.TimeoutExpired:
-            log.warning("mount.nfs4 attempt %d timed out after %ds; retrying", i + 1, timeout)
-            sleep(1.5 ** i + random.random())
-            continue
-        if rc == 0:
-            return
-        if RETRYABLE not in text:
-            raise FatalError("Failed to mount %s at %s: returncode=%d, stderr=\"%s\"" % (cmd[-4], cmd[-3], rc, text), rc)
-        log.warning("mount.nfs4 attempt %d: %s; retrying", i + 1, text)
-        sleep(1.5 ** i + random.random())
-    rc, text = _run(cmd, None)
+            reason, wait = "timeout after %s sec" % timeout, 0.0
+        else:
+            if rc == 0:
+                return
+            if RETRYABLE not in str(err):
+                raise failure(label, mountpoint, rc, err)
+            reason, wait = str(err), 1.5 ** i + random.random()
+        log.error("Mounting %s to %s failed due to %s, mount attempt %d/%d", label, mountpoint, reason, i + 1,
+                  attempts, extra=FILE_ONLY)
+        sys.stderr.write("Mount attempt %d/%d failed due to %s, wait %d sec before next attempt.\n"
+                         % (i + 1, attempts, reason, wait))
+        sleep(wait)
+    rc, err = _run(cmd, None, env)
     if rc != 0:
-        raise FatalError("Failed to mount %s at %s: returncode=%d, stderr=\"%s\"" % (cmd[-4], cmd[-3], rc, text), rc)
+        raise failure(label, mountpoint, rc, err)
 
 
 def kernel_at_least(release: str, major: int, minor: int) -> bool:

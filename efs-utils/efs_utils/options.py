@@ -2,8 +2,7 @@
 
 import re
 from collections import OrderedDict
-from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import List, NamedTuple, Optional
 
 from .errors import FatalError, OptionError
 
@@ -17,47 +16,55 @@ EFS_ONLY_OPTIONS = frozenset([
 ])
 
 FS_ID_RE = re.compile(r"^(?P<fs_id>fs-[0-9a-f]+)$")
-SPEC_RE = re.compile(r"^(?P<remote>[^:]+?)(?::(?P<path>/.*))?$")
 ACCESS_POINT_RE = re.compile(r"^fsap-[0-9a-f]{17}$")
-USAGE = "Usage: mount.efs <fsname> <mountpoint> [-o <options>]"
+# efs-utils 1.36 usage(); printed for -h/--help (stdout, exit 0) and missing arguments (stderr, exit 1).
+USAGE = "Usage: mount.efs [--version] [-h|--help] <fsname> <mountpoint> [-o <options>]"
+# efs-utils 1.36 UNSUPPORTED_OPTIONS and check_unsupported_options' warning.
+UNSUPPORTED_OPTIONS = ("capath",)
+UNSUPPORTED_WARNING = ('The "%s" option is not supported and has been ignored, as amazon-efs-utils relies on a '
+                       "built-in trust store.")
 
 
-@dataclass
-class Arguments:
+class Arguments(NamedTuple):
     """Arguments is what mount(8) passed: SPEC, mount point and the -o string."""
 
     spec: str
     mountpoint: str
     options: str = ""
-    flags: List[str] = field(default_factory=list)
+    flags: List[str] = []  # never mutated
 
 
-def parse_arguments(argv: List[str]) -> "tuple[Optional[Arguments], Optional[str]]":
-    """parse_arguments returns (arguments, None), or (None, action) for "help" and "version".
-
-    As in efs-utils 1.36, argv[1] is SPEC and argv[2] the mount point; the options are the
-    argument after the first "-o", read only when there are more than four arguments.
-    """
+def early_action(argv: List[str]) -> Optional[str]:
+    """early_action is "help" or "version" when argv asks for it (1.36 parse_arguments_early_exit)."""
     if "-h" in argv[1:] or "--help" in argv[1:]:
-        return None, "help"
+        return "help"
     if "--version" in argv[1:]:
-        return None, "version"
-    if len(argv) < 3:
+        return "version"
+    return None
+
+
+def parse_arguments(argv: List[str]) -> Arguments:
+    """parse_arguments reads SPEC, mount point and options as efs-utils 1.36 parse_arguments does.
+
+    argv[1] is SPEC and argv[2] the mount point; the options are the argument after the first "-o",
+    read only when there are more than four arguments and "-o" is not the last one. A missing or
+    empty SPEC or mount point prints the usage (FatalError with USAGE).
+    """
+    spec = argv[1] if len(argv) > 1 else ""
+    mountpoint = argv[2] if len(argv) > 2 else ""
+    if not spec or not mountpoint:
         raise FatalError(USAGE)
     options = ""
-    if len(argv) > 4 and "-o" in argv:
-        i = argv.index("-o")
-        if i + 1 >= len(argv):
-            raise FatalError('"-o" needs a value. ' + USAGE)
-        options = argv[i + 1]
+    if len(argv) > 4 and "-o" in argv[:-1]:
+        options = argv[argv.index("-o") + 1]
     flags = [a for a in argv[3:] if a.startswith("-") and a != "-o" and a != options]
-    return Arguments(spec=argv[1], mountpoint=argv[2], options=options, flags=flags), None
+    return Arguments(spec=spec, mountpoint=mountpoint, options=options, flags=flags)
 
 
 def parse_options(text: str) -> Options:
     """parse_options splits "a,b=c" into an ordered map; flags map to None.
 
-    A value may not contain "=" (efs-utils 1.36 raises ValueError for it too).
+    A value may not contain "=" (efs-utils 1.36 stops with a ValueError traceback; we name the option).
     """
     opts = OrderedDict()  # type: OrderedDict[str, Optional[str]]
     for item in text.split(","):
@@ -80,46 +87,63 @@ def format_options(opts: Options) -> str:
 
 
 def match_device(spec: str) -> "tuple[str, str]":
-    """match_device splits "fs-id[:/path]" into (fs_id, path); path defaults to "/".
+    """match_device splits SPEC at its first ":" into (remote, path) as 1.36 does; path defaults to "/".
 
-    A SPEC that is not a file system ID is returned unchanged as the remote; the caller
-    resolves CNAMEs (resolve.match_cname).
+    A remote that is not a file system ID is resolved by the caller (cli._fs_id_from_cname).
     """
-    m = SPEC_RE.match(spec)
-    if not m:
-        raise FatalError('device "%s": want fs-<hex id>[:/path]' % spec)
-    return m.group("remote"), m.group("path") or "/"
+    remote, sep, path = spec.partition(":")
+    return remote, path if sep else "/"
 
 
 def _fatal(msg: str) -> None:
     raise FatalError(msg)
 
 
-def validate(opts: Options) -> List[str]:
-    """validate applies the efs-utils 1.36 option rules, removing deprecated options in place.
+def remove_unsupported(opts: Options) -> List[str]:
+    """remove_unsupported drops the options 1.36 ignores (capath) and returns 1.36's warnings for them."""
+    warnings = []
+    for key in UNSUPPORTED_OPTIONS:
+        if key in opts:
+            del opts[key]
+            warnings.append(UNSUPPORTED_WARNING % key)
+    return warnings
 
-    It raises FatalError for a conflict or a malformed value and returns warnings to log.
+
+def validate(opts: Options) -> List[str]:
+    """validate applies the efs-utils 1.36 option rules (check_options_validity, same order and messages).
+
+    It raises FatalError for what 1.36 refuses, and for what makes 1.36 stop with a traceback, and returns
+    warnings for values 1.36 passes on unchecked (verify and tlsport outside their ranges).
     """
     warnings = []
-    if "capath" in opts:
-        del opts["capath"]
-        warnings.append('The "capath" option is no longer supported; it is ignored. Use "cafile" instead.')
-    if "tls" in opts and "port" in opts:
-        _fatal('The "port" and "tls" options are mutually exclusive')
-    if "tls" in opts and "notls" in opts:
-        _fatal('The "tls" and "notls" options are mutually exclusive')
-    if "tlsport" in opts:
-        _check_int(opts, "tlsport", 1, 65535)
-    if "verify" in opts:
-        _check_int(opts, "verify", 0, 4)
-    if "ocsp" in opts and "noocsp" in opts:
-        _fatal('The "ocsp" and "noocsp" options are mutually exclusive')
+    if "tls" in opts:
+        if "port" in opts:
+            _fatal('The "port" and "tls" options are mutually exclusive')
+        if "tlsport" in opts:
+            port = _int_or_none(opts["tlsport"])
+            if port is None:
+                _fatal("tlsport option [%s] is not an integer" % opts["tlsport"])
+            elif not 0 <= port <= 65535:
+                # 1.36 stops with an OverflowError traceback when it binds the port
+                _fatal("tlsport option [%s] is not a port number in [0, 65535]" % opts["tlsport"])
+            elif port == 0:
+                warnings.append("tlsport option [0]: the system picks a free port, as efs-utils 1.36 does")
+        if "ocsp" in opts and "noocsp" in opts:
+            _fatal('The "ocsp" and "noocsp" options are mutually exclusive')
+        if "notls" in opts:
+            _fatal('The "tls" and "notls" options are mutually exclusive')
+        if "verify" in opts:
+            level = _int_or_none(opts["verify"])
+            if level is None:  # 1.36 stops with a ValueError traceback in bootstrap_tls
+                _fatal("verify option [%s] is not an integer" % opts["verify"])
+            elif not 0 <= level <= 4:
+                warnings.append("verify option [%s] is not a stunnel verify level in [0, 4]; passed to stunnel as "
+                                "given" % opts["verify"])
     if "accesspoint" in opts:
         if "tls" not in opts:
             _fatal('The "tls" option is required when mounting via "accesspoint"')
         if not ACCESS_POINT_RE.match(opts["accesspoint"] or ""):
-            _fatal('Access Point ID "%s" is malformed: want fsap- and 17 lower-case hex digits'
-                   % opts["accesspoint"])
+            _fatal("Access Point ID %s is malformed" % opts["accesspoint"])
     if "iam" in opts and "tls" not in opts:
         _fatal('The "tls" option is required when mounting via "iam"')
     if "awsprofile" in opts and "iam" not in opts:
@@ -130,27 +154,24 @@ def validate(opts: Options) -> List[str]:
         if "awsprofile" in opts:
             _fatal('The "awscredsuri" and "awsprofile" options are mutually exclusive')
         if not (opts["awscredsuri"] or "").startswith("/"):
-            _fatal('awscredsuri "%s" is malformed: want a path starting with "/"' % opts["awscredsuri"])
-    if "mounttargetip" in opts and "crossaccount" in opts:
-        _fatal('The "mounttargetip" and "crossaccount" options are mutually exclusive')
-    for key in ("accesspoint", "awsprofile", "az", "cafile", "mounttargetip", "netns", "rolearn", "jwtpath"):
+            _fatal("awscredsuri %s is malformed" % opts["awscredsuri"])
+    # 1.36 stops with a traceback for these without a value; az, awsprofile, rolearn and jwtpath
+    # without a value count as not given there and here
+    for key in ("cafile", "mounttargetip", "netns"):
         if key in opts and not opts[key]:
             _fatal('mount option "%s" needs a value: %s=<value>' % (key, key))
-    if ("rolearn" in opts) != ("jwtpath" in opts):
+    if bool(opts.get("rolearn")) != bool(opts.get("jwtpath")):
         warnings.append('"rolearn" and "jwtpath" are used only together; the one given is ignored')
-    elif "rolearn" in opts and "iam" not in opts:
+    elif opts.get("rolearn") and "iam" not in opts:
         warnings.append('"rolearn" and "jwtpath" are used only with "iam"; they are ignored')
     return warnings
 
 
-def _check_int(opts: Options, key: str, low: int, high: int) -> None:
-    raw = opts.get(key)
+def _int_or_none(raw: Optional[str]) -> Optional[int]:
     try:
-        value = int(raw or "")
+        return int(raw or "")
     except ValueError:
-        value = None
-    if value is None or not low <= value <= high:
-        _fatal('%s option [%s] is not an integer in [%d, %d]' % (key, raw, low, high))
+        return None
 
 
 def is_tls(opts: Options) -> bool:
@@ -159,5 +180,12 @@ def is_tls(opts: Options) -> bool:
 
 
 def verify_level(opts: Options) -> int:
-    """verify_level is the stunnel verify level: the verify option, else 2."""
+    """verify_level is the stunnel verify level: the verify option, else 2 (validate checked it is an integer)."""
     return int(opts["verify"]) if opts.get("verify") is not None else 2
+
+
+def tls_port(opts: Options) -> Optional[int]:
+    """tls_port is the tlsport option with tls (validate checked it), else None: 1.36 ignores it without tls."""
+    if "tls" in opts and opts.get("tlsport"):
+        return int(opts["tlsport"])
+    return None

@@ -7,8 +7,7 @@ changes when an override is set.
 
 import os
 import shutil
-from dataclasses import dataclass
-from typing import Mapping, Optional
+from typing import Dict, Mapping, NamedTuple, Optional
 
 CONFIG_DIR = "/etc/amazon/efs"
 CONFIG_FILE = CONFIG_DIR + "/efs-utils.conf"
@@ -35,8 +34,7 @@ ENV_ECS_ENDPOINT = "EFS_UTILS_ECS_CREDENTIALS_ENDPOINT"
 ENV_IMDS_ENDPOINT = "AWS_EC2_METADATA_SERVICE_ENDPOINT"
 
 
-@dataclass(frozen=True)
-class Paths:
+class Paths(NamedTuple):
     """Paths is the set of file locations and programs one process uses."""
 
     config_file: str = CONFIG_FILE
@@ -59,6 +57,23 @@ class Paths:
         if self.stunnel:
             return self.stunnel
         return shutil.which("stunnel", path=STUNNEL_SEARCH_PATH)
+
+
+def fixed_path_env(env: Mapping[str, str]) -> Dict[str, str]:
+    """fixed_path_env is env with PATH set to STUNNEL_SEARCH_PATH: efs-utils 1.36 puts that PATH into its own
+    environment (os.putenv in find_command_path) before it starts stunnel, so stunnel, mount.nfs4 and nsenter
+    of a TLS mount run with it, whatever the caller's PATH."""
+    out = dict(env)
+    out["PATH"] = STUNNEL_SEARCH_PATH
+    return out
+
+
+def executable(argv0: str) -> str:
+    """executable finds a program named without a directory on the caller's PATH, as 1.36's subprocess calls do
+    when the child's environment has the fixed PATH (Python looks the program up in os.environ)."""
+    if os.sep in argv0:
+        return argv0
+    return shutil.which(argv0) or argv0
 
 
 def from_env(env: Optional[Mapping[str, str]] = None) -> Paths:

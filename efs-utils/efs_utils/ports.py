@@ -38,7 +38,8 @@ def choose(state_dir: str, lower: int, upper: int, tlsport: Optional[int] = None
             continue
         sock = _bind(port)
         if sock is not None:
-            return port, sock
+            # tlsport=0: the kernel picks the port, as for 1.36's bind(("localhost", 0))
+            return sock.getsockname()[1], sock
     if tlsport is not None:
         raise FatalError("Specified port [%d] is unavailable. Try selecting a different port." % tlsport)
     raise FatalError("Failed to locate an available port in the range [%d, %d], try specifying a different "

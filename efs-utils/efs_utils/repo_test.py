@@ -95,7 +95,8 @@ def test_entry_scripts_find_the_installed_package(tmp_path):
         src = f.read().replace("/usr/lib/aws-efs-utils", str(lib))
     (sbin / "mount.efs").write_text(src)
     out = subprocess.run([sys.executable, str(sbin / "mount.efs"), "--version"], stdout=subprocess.PIPE, check=True)
-    assert out.stdout.startswith(b"mount.efs version: 1.36.0")
+    # 1.36 parse_arguments_early_exit: argv[0] as invoked
+    assert out.stdout == b"%s Version: 1.36.0\n" % str(sbin / "mount.efs").encode()
 
 
 REQ_LINE = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+)==(?P<version>[0-9][^ ]*)(?P<rest>.*)$")

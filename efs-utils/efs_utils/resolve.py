@@ -8,23 +8,24 @@ import logging
 import re
 import socket
 import string
-from dataclasses import dataclass
-from typing import Callable, Optional
+import time
+from typing import Callable, NamedTuple, Optional
 
 from .config import Config
-from .errors import FatalError
+from .errors import FallbackUnavailable, FatalError
 from .imds import IMDS
+from .logs import FILE_ONLY
 from .options import Options
 
 NFS_PORT = 2049
 CROSSACCOUNT_SUFFIX = "amazonaws.com"
+DNS_HELP_URL = "https://docs.aws.amazon.com/console/efs/mount-dns-name"
 FORMAT_FIELDS = frozenset(["az", "fs_id", "region", "dns_name_suffix"])
 
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class Target:
+class Target(NamedTuple):
     """Target is where the mount goes: the DNS name (also the checkHost base) and an IP if known."""
 
     dns_name: str
@@ -81,22 +82,61 @@ def check_host_name(name: str, fs_id: str) -> str:
     return name[i:] if i > 0 else name
 
 
-def tcp_reachable(ip: str, port: int = NFS_PORT, attempts: int = 3, timeout: float = 2.0) -> bool:
-    for _ in range(attempts):
+def connect_failure(ip: str, via_option: bool, ns: Optional[str] = None, attempts: int = 3,
+                    timeout: float = 2.0, pause: float = 0.5) -> Optional[str]:
+    """connect_failure is 1.36's mount_target_ip_address_can_be_resolved: None when TCP 2049 of ip accepts
+    (inside the netns namespace if given), else 1.36's reason. Only timeouts are retried (3 tries, 0.5 s apart);
+    any other error, such as a refused connection, is reported at once."""
+    from . import netns
+    for attempt in range(attempts):
         try:
-            with socket.create_connection((ip, port), timeout=timeout):
-                return True
-        except OSError:
-            continue
-    return False
+            with netns.entered(ns):
+                socket.create_connection((ip, NFS_PORT), timeout=timeout).close()
+            return None
+        except socket.timeout:
+            if attempt < attempts - 1:
+                log.warning("The ip address %s cannot be connected yet, sleep 0.5s, %d retry time(s) left",
+                            ip, attempts - attempt - 1, extra=FILE_ONLY)  # 1.36 logs it, stderr stays quiet
+                time.sleep(pause)
+                continue
+            return ("Connection to the mount target IP address %s timeout. Please retry in 5 minutes if the mount "
+                    "target is newly created. Otherwise check your VPC and security group configuration to ensure "
+                    "your file system is reachable via TCP port %d from your instance." % (ip, NFS_PORT))
+        except Exception as e:  # 1.36 reports any other error the same way
+            hint = " Please check if the mount target ip address passed via mount option is correct." \
+                if via_option else ""
+            return "Unknown error when connecting to mount target IP address %s, %s.%s" % (ip, e, hint)
+    return None
 
 
-def check_ip(ip: str) -> None:
-    if not tcp_reachable(ip):
-        raise FatalError("Connection to the mount target IP address %s timeout. Please retry in 5 minutes if the "
-                         "mount target is newly created. Otherwise check your VPC and security group "
-                         "configuration to ensure your file system is reachable via TCP port %d from your "
-                         "instance." % (ip, NFS_PORT))
+def connect_failure_message(ip: Optional[str], reason: str, dns_name: Optional[str] = None) -> str:
+    """connect_failure_message is 1.36's throw_ip_address_connect_failure_with_fallback_message."""
+    dns = 'Failed to resolve "%s". ' % dns_name if dns_name else ""
+    if ip:
+        what = "Cannot connect to file system mount target ip address %s. " % ip
+    else:
+        what = ("The file system mount target ip address cannot be found, please pass mount target ip address via "
+                "mount options. ")
+    return "%s%s%s" % (dns, what, "\n%s" % reason if reason else "")
+
+
+def check_ip(ip: str, ns: Optional[str] = None, dns_name: Optional[str] = None) -> None:
+    """check_ip fails as 1.36 does when ip does not accept TCP 2049: for a mounttargetip option (no dns_name),
+    or for the fallback's mount target of dns_name."""
+    reason = connect_failure(ip, dns_name is None, ns)
+    if reason:
+        raise FatalError(connect_failure_message(ip, reason, dns_name))
+
+
+def target_dns_name(cfg: Config, opts: Options, fs_id: str, region_name: str, imds: IMDS) -> str:
+    """target_dns_name is the mount target's DNS name: the crossaccount form, else dns_name_format."""
+    if "crossaccount" in opts:
+        az_id = imds.availability_zone_id()
+        if not az_id:
+            raise FatalError("Cannot retrieve AZ-ID from metadata service. This is required for the crossaccount "
+                             "mount option.")
+        return crossaccount_dns_name(fs_id, region_name, az_id)
+    return dns_name(cfg, fs_id, region_name, opts.get("az"))
 
 
 FallbackFn = Callable[[str], str]
@@ -109,34 +149,38 @@ def resolve(cfg: Config, opts: Options, fs_id: str, region_name: str, imds: IMDS
     fallback(dns_name) returns a mount target IP or raises FatalError; it runs only when the
     DNS name does not resolve, crossaccount is unset and the config allows it.
     """
-    if "crossaccount" in opts:
-        az_id = imds.availability_zone_id()
-        if not az_id:
-            raise FatalError("Cannot retrieve the availability zone ID from instance metadata, which the "
-                             '"crossaccount" option needs')
-        name = crossaccount_dns_name(fs_id, region_name, az_id)
-    else:
-        name = dns_name(cfg, fs_id, region_name, opts.get("az"))
-    ip = opts.get("mounttargetip")
-    if ip:
-        check_ip(ip)
+    name = target_dns_name(cfg, opts, fs_id, region_name, imds)
+    if "mounttargetip" in opts:
+        if "crossaccount" in opts:  # checked here, after the crossaccount name, as in 1.36
+            raise FatalError("mounttargetip option is incompatible with crossaccount option.")
+        ip = opts.get("mounttargetip") or ""
+        check_ip(ip, opts.get("netns"))
         return Target(name, ip)
     try:
         socket.gethostbyname(name)
         return Target(name)
     except OSError:
         log.info('DNS name "%s" does not resolve', name)
-    reason = None
     if "crossaccount" in opts:
-        reason = 'Fallback to mount target IP address is not supported with the "crossaccount" option.'
-    elif not cfg.fallback_enabled():
-        reason = ("Fallback to mount target ip address feature is not enabled in config file %s." % cfg.path)
-    elif fallback is None:
-        reason = "No fallback to the mount target IP address is available."
-    if reason is None:
-        try:
-            return Target(name, fallback(name))
-        except FatalError as e:
-            reason = e.message
-    raise FatalError('Failed to resolve "%s". The file system mount target ip address cannot be found, please '
-                     "pass mount target ip address via mount options. \n%s" % (name, reason))
+        raise FatalError(dns_failure_message(name, "Fallback to mount target ip address feature is not available "
+                                                    "when the crossaccount option is used."))
+    if not cfg.fallback_enabled():
+        raise FatalError(dns_failure_message(name, "Fallback to mount target ip address feature is not enabled in "
+                                                   "config file %s." % cfg.path))
+    if fallback is None:
+        raise FatalError(dns_failure_message(name, "No fallback to the mount target IP address is available."))
+    try:
+        ip = fallback(name)
+    except FallbackUnavailable as e:
+        raise FatalError(dns_failure_message(name, e.message)) from None
+    except FatalError as e:
+        raise FatalError(connect_failure_message(None, e.message, name)) from None
+    check_ip(ip, opts.get("netns"), dns_name=name)
+    return Target(name, ip)
+
+
+def dns_failure_message(dns_name: str, reason: str) -> str:
+    """dns_failure_message is 1.36's throw_dns_resolve_failure_with_fallback_message."""
+    return ('Failed to resolve "%s" - check that your file system ID is correct, and ensure that the VPC has an EFS '
+            "mount target for this file system ID.\nSee %s for more detail.\nAttempting to lookup mount target ip "
+            "address using botocore. %s" % (dns_name, DNS_HELP_URL, reason))

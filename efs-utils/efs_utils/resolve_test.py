@@ -57,18 +57,58 @@ def test_unresolvable_without_fallback_says_what_to_do():
     cfg._p.set("mount", "fall_back_to_mount_target_ip_address_enabled", "false")
     with pytest.raises(FatalError) as e:
         resolve.resolve(cfg, {}, "fs-0badbadbadbad0000", "us-east-1", NO_IMDS)
-    assert e.value.message.startswith('Failed to resolve "fs-0badbadbadbad0000.efs.us-east-1.amazonaws.com". The '
-                                      "file system mount target ip address cannot be found")
-    assert "not enabled in config file t.conf" in e.value.message
+    # 1.36 get_fallback_mount_target_ip_address, then throw_dns_resolve_failure_with_fallback_message
+    assert e.value.message == (
+        'Failed to resolve "fs-0badbadbadbad0000.efs.us-east-1.amazonaws.com" - check that your file system ID is '
+        "correct, and ensure that the VPC has an EFS mount target for this file system ID.\nSee "
+        "https://docs.aws.amazon.com/console/efs/mount-dns-name for more detail.\nAttempting to lookup mount target "
+        "ip address using botocore. Fallback to mount target ip address feature is not enabled in config file t.conf.")
 
 
 def test_crossaccount_refuses_fallback(monkeypatch):
     monkeypatch.setattr(NO_IMDS, "availability_zone_id", lambda: "use1-az9")
     called = []
-    with pytest.raises(FatalError, match="not supported with the \"crossaccount\" option"):
+    with pytest.raises(FatalError) as e:
         resolve.resolve(_cfg(), {"crossaccount": None}, "fs-0badbadbadbad0000", "us-east-1", NO_IMDS,
                         fallback=lambda n: called.append(n) or "10.0.0.1")
     assert called == []
+    assert e.value.message.endswith("Attempting to lookup mount target ip address using botocore. Fallback to mount "
+                                    "target ip address feature is not available when the crossaccount option is used.")
+
+
+def test_crossaccount_without_az_id():
+    with pytest.raises(FatalError) as e:
+        resolve.resolve(_cfg(), {"crossaccount": None}, "fs-abc", "us-east-1", NO_IMDS)
+    # 1.36 get_dns_name_and_fallback_mount_target_ip_address
+    assert e.value.message == ("Cannot retrieve AZ-ID from metadata service. This is required for the crossaccount "
+                               "mount option.")
+
+
+def test_mounttargetip_with_crossaccount(monkeypatch):
+    monkeypatch.setattr(NO_IMDS, "availability_zone_id", lambda: "use1-az9")
+    with pytest.raises(FatalError) as e:
+        resolve.resolve(_cfg(), {"crossaccount": None, "mounttargetip": "10.0.0.1"}, "fs-abc", "us-east-1", NO_IMDS)
+    # 1.36 get_dns_name_and_fallback_mount_target_ip_address (after the crossaccount name, as there)
+    assert e.value.message == "mounttargetip option is incompatible with crossaccount option."
+
+
+def test_fallback_failure_and_unreachable_fallback_ip():
+    def no_target(name):
+        raise FatalError("No matching mount target in the az us-east-1a.")
+    with pytest.raises(FatalError) as e:
+        resolve.resolve(_cfg(), {"az": "us-east-1a"}, "fs-0badbadbadbad0000", "us-east-1", NO_IMDS, fallback=no_target)
+    # 1.36 get_fallback_mount_target_ip_address -> throw_ip_address_connect_failure_with_fallback_message
+    assert e.value.message == (
+        'Failed to resolve "us-east-1a.fs-0badbadbadbad0000.efs.us-east-1.amazonaws.com". The file system mount target '
+        "ip address cannot be found, please pass mount target ip address via mount options. \nNo matching mount "
+        "target in the az us-east-1a.")
+    ip = _refusing_ip()
+    with pytest.raises(FatalError) as e:
+        resolve.resolve(_cfg(), {}, "fs-0badbadbadbad0000", "us-east-1", NO_IMDS, fallback=lambda n: ip)
+    assert e.value.message == (
+        'Failed to resolve "fs-0badbadbadbad0000.efs.us-east-1.amazonaws.com". Cannot connect to file system mount '
+        "target ip address %s. \nUnknown error when connecting to mount target IP address %s, [Errno 111] Connection "
+        "refused." % (ip, ip))
 
 
 def test_fallback_ip_keeps_dns_name():
@@ -78,23 +118,51 @@ def test_fallback_ip_keeps_dns_name():
     assert t.ip == "10.1.2.3" and t.host == "10.1.2.3"
 
 
-def test_mounttargetip_unreachable():
-    # 127.0.0.1:2049 refused at once (nothing listens there in tests that use random 127.x addresses)
+def _refusing_ip():
+    """A loopback address where nothing listens on 2049: a connection is refused at once."""
+    from .conftest import free_loopback_ip
+    return free_loopback_ip()
+
+
+def test_mounttargetip_refused():
+    ip = _refusing_ip()
+    with pytest.raises(FatalError) as e:
+        resolve.resolve(_cfg(), {"mounttargetip": ip}, "fs-abc", "us-east-1", NO_IMDS)
+    # 1.36 mount_target_ip_address_can_be_resolved(passed_via_options=True), then
+    # throw_ip_address_connect_failure_with_fallback_message: a refused connection is an "Unknown error"
+    assert e.value.message == (
+        "Cannot connect to file system mount target ip address %s. \nUnknown error when connecting to mount target "
+        "IP address %s, [Errno 111] Connection refused. Please check if the mount target ip address passed via mount "
+        "option is correct." % (ip, ip))
+
+
+def test_mounttargetip_timeout(monkeypatch):
     import socket
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", 2049))
-    except OSError:
-        pytest.skip("something listens on 127.0.0.1:2049 on this machine")
-    finally:
-        s.close()
-    with pytest.raises(FatalError, match="Connection to the mount target IP address 127.0.0.1 timeout"):
-        resolve.resolve(_cfg(), {"mounttargetip": "127.0.0.1"}, "fs-abc", "us-east-1", NO_IMDS)
+
+    def timeout(*args, **kwargs):
+        raise socket.timeout("timed out")
+    monkeypatch.setattr(socket, "create_connection", timeout)
+    monkeypatch.setattr(resolve.time, "sleep", lambda s: None)
+    with pytest.raises(FatalError) as e:
+        resolve.resolve(_cfg(), {"mounttargetip": "10.9.9.9"}, "fs-abc", "us-east-1", NO_IMDS)
+    assert e.value.message == (
+        "Cannot connect to file system mount target ip address 10.9.9.9. \nConnection to the mount target IP address "
+        "10.9.9.9 timeout. Please retry in 5 minutes if the mount target is newly created. Otherwise check your VPC "
+        "and security group configuration to ensure your file system is reachable via TCP port 2049 from your "
+        "instance.")
 
 
 def test_spec_that_is_not_an_efs_name_is_refused():
     from .cli import _fs_id_from_cname
-    with pytest.raises(FatalError, match='The specified domain name "localhost" did not resolve to an EFS mount target'):
-        _fs_id_from_cname(_cfg(), "localhost")
-    with pytest.raises(FatalError, match='Failed to resolve "no-such-host.invalid"'):
-        _fs_id_from_cname(_cfg(), "no-such-host.invalid")
+    # 1.36 match_device, word for word
+    with pytest.raises(FatalError) as e:
+        _fs_id_from_cname(_cfg(), "localhost", {}, NO_IMDS)
+    assert e.value.message == (
+        'The specified CNAME "localhost" did not resolve to a valid DNS name for an EFS mount target. Please refer to '
+        "the EFS documentation for mounting with DNS names for examples: "
+        "https://docs.aws.amazon.com/efs/latest/ug/mounting-fs-mount-cmd-dns-name.html")
+    for bad in ("no-such-host.invalid", "fs-notHex"):
+        with pytest.raises(FatalError) as e:
+            _fs_id_from_cname(_cfg(), bad, {}, NO_IMDS)
+        assert e.value.message == ('Failed to resolve "%s" - check that the specified DNS name is a CNAME record '
+                                   "resolving to a valid EFS DNS name" % bad)

@@ -68,3 +68,12 @@ def test_mounttable_reads_the_real_kernel_table(tmp_path):
         assert len(found) == 1 and found[0].fstype != "nfs4"
     finally:
         subprocess.run(["umount", str(dst)], check=True)
+
+
+def test_tlsport_zero_lets_the_kernel_pick_as_136_does(tmp_path):
+    # 1.36 binds ("localhost", 0) for tlsport=0 and uses the port the kernel gave (getsockname)
+    port, sock = ports.choose(str(tmp_path), 20049, 21049, tlsport=0)
+    try:
+        assert port > 0 and sock.getsockname()[1] == port
+    finally:
+        sock.close()

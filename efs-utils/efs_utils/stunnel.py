@@ -8,16 +8,15 @@ path, size and modification time.
 import json
 import os
 import subprocess
-from dataclasses import asdict, dataclass
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence
 
+from . import paths
 from .errors import FatalError
 
 CAPABILITIES_FILE = "stunnel-capabilities.json"
 
 
-@dataclass
-class Capabilities:
+class Capabilities(NamedTuple):
     """Capabilities are the stunnel options efs-utils adapts to."""
 
     foreground_quiet: bool = False
@@ -62,15 +61,14 @@ def capabilities(binary: str, cache_dir: str) -> Capabilities:
     tmp = "%s.%d.tmp" % (cache, os.getpid())
     try:
         with open(tmp, "w") as f:
-            json.dump({"binary": key, "capabilities": asdict(caps)}, f)
+            json.dump({"binary": key, "capabilities": caps._asdict()}, f)
         os.replace(tmp, cache)
     except OSError:
         pass
     return caps
 
 
-@dataclass
-class RelayConfig:
+class RelayConfig(NamedTuple):
     """RelayConfig is everything written into one mount's stunnel configuration."""
 
     mount_name: str
@@ -111,7 +109,9 @@ def render(cfg: RelayConfig, caps: Capabilities) -> str:
            ("verify", str(cfg.verify))]
     if cfg.verify > 0:
         if not cfg.cafile or not os.path.exists(cfg.cafile):
-            raise FatalError("Failed to find certificate authority file for verification: %s" % cfg.cafile)
+            # 1.36 add_stunnel_ca_options
+            raise FatalError("Failed to find certificate authority file for verification",
+                             log_message='Failed to find CAfile "%s"' % cfg.cafile)
         efs.append(("CAfile", cfg.cafile))
     efs += [("cert", cfg.cert), ("key", cfg.key)]
     if cfg.check_host:
@@ -137,11 +137,12 @@ def write_config(cfg: RelayConfig, caps: Capabilities) -> str:
     return path
 
 
-def start(cmd: Sequence[str]) -> "subprocess.Popen[bytes]":
+def start(cmd: Sequence[str], env: Optional[Mapping[str, str]] = None) -> "subprocess.Popen[bytes]":
     """start runs stunnel in its own session so it can be stopped with killpg."""
     try:
-        return subprocess.Popen(list(cmd), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                stdin=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+        return subprocess.Popen(list(cmd), executable=paths.executable(cmd[0]), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True,
+                                close_fds=True, env=env)
     except OSError as e:
         raise FatalError("Failed to start TLS tunnel (%s): %s" % (" ".join(cmd), e.strerror)) from None
 

@@ -6,15 +6,14 @@ import shutil
 import socket
 import threading
 import time
-from dataclasses import dataclass
-from typing import Callable, Mapping, Optional
+from typing import Callable, Mapping, NamedTuple, Optional
 
 from . import certificate, netns, ports, state, stunnel
 from .config import Config
 from .errors import FatalError
 from .imds import IMDS
-from .options import Options, verify_level
-from .paths import Paths
+from .options import Options, tls_port, verify_level
+from .paths import Paths, fixed_path_env
 from .resolve import Target, check_host_name
 from .version import VERSION
 
@@ -23,8 +22,7 @@ MONITOR_INTERVAL = 0.5
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class Relay:
+class Relay(NamedTuple):
     """Relay is a started stunnel for one mount."""
 
     name: str
@@ -64,14 +62,14 @@ def start_relay(cfg: Config, paths: Paths, opts: Options, fs_id: str, mountpoint
     mode = cfg.state_file_dir_mode()
     state.ensure_dir(paths.state_dir, mode)
     lower, upper = cfg.port_range()
-    tlsport = int(opts["tlsport"]) if opts.get("tlsport") else None
+    tlsport = tls_port(opts)
     ns = opts.get("netns")
     with netns.entered(ns):
         port, sock = ports.choose(paths.state_dir, lower, upper, tlsport, cfg.path)
     name = state.mount_name(fs_id, mountpoint, port)
     temp = state.TEMP_PREFIX + name
     try:
-        state.write(paths.state_dir, temp, {"pid": -1, "mountpoint": os.path.abspath(mountpoint)})
+        state.write(paths.state_dir, temp, {"pid": -1, "mountpoint": mountpoint})
     finally:
         sock.close()
     try:
@@ -80,15 +78,23 @@ def start_relay(cfg: Config, paths: Paths, opts: Options, fs_id: str, mountpoint
         # nothing runs yet: leave no state behind for either watchdog to trip over
         _discard(paths.state_dir, name)
         raise
-    proc = stunnel.start(doc["cmd"])
+    proc = stunnel.start(doc["cmd"], env=fixed_path_env(env))
     doc["pid"] = proc.pid
     state.write(paths.state_dir, temp, doc)
     _wait_listening(port, proc, ns=ns)
     if proc.poll() is not None:
-        err = proc.stderr.read().decode("utf-8", "replace").strip() if proc.stderr else ""
-        raise FatalError("Failed to initialize TLS tunnel for %s: stunnel exited with %s: %s"
-                         % (fs_id, proc.returncode, err))
+        raise tunnel_failure(fs_id, proc)
     return Relay(name, port, proc)
+
+
+def tunnel_failure(fs_id: str, proc) -> FatalError:
+    """tunnel_failure is 1.36's report of a stunnel that exited (test_tunnel_process): a pointer to mount.log
+    for the user, stunnel's exit code and stderr in the log."""
+    err = proc.stderr.read() if proc.stderr else b""
+    return FatalError("Failed to initialize TLS tunnel for %s, please check mount.log for the failure reason." % fs_id,
+                      log_message='Failed to start TLS tunnel (errno=%d), stderr="%s". If the stderr is lacking '
+                      "enough details, please enable stunnel debug log in efs-utils config file and retry the "
+                      "mount to capture more info." % (proc.returncode, err.strip()))
 
 
 def _prepare(cfg: Config, paths: Paths, opts: Options, fs_id: str, mountpoint: str, target: Target,
@@ -106,7 +112,6 @@ def _prepare(cfg: Config, paths: Paths, opts: Options, fs_id: str, mountpoint: s
     key = certificate.private_key(paths.private_key, paths.lock_file)
     mount_dir_name = name + state.MOUNT_DIR_SUFFIX
     mount_dir = os.path.join(paths.state_dir, mount_dir_name)
-    state.ensure_dir(mount_dir, mode)
     req = certificate.CertRequest(common_name=socket.gethostname()[:64], region=region, fs_id=fs_id,
                                   client_source=cfg.client_source(), version=VERSION,
                                   access_point=opts.get("accesspoint"), credentials=creds)
@@ -116,7 +121,7 @@ def _prepare(cfg: Config, paths: Paths, opts: Options, fs_id: str, mountpoint: s
     config_file = stunnel.write_config(relay_cfg, caps)
     cmd = stunnel.command(binary, config_file, ns)
     doc = {"pid": -1, "cmd": cmd, "files": [config_file], "mount_time": time.time(),
-           "mountpoint": os.path.abspath(mountpoint), "mountStateDir": mount_dir_name,
+           "mountpoint": mountpoint, "mountStateDir": mount_dir_name,
            "commonName": req.common_name, "region": region, "certificateCreationTime": created,
            "certificate": cert_path, "privateKey": paths.private_key, "fsId": fs_id}
     if req.access_point:
@@ -156,13 +161,12 @@ def _relay_config(cfg: Config, paths: Paths, opts: Options, name: str, port: int
         debug=cfg.stunnel_debug_enabled(), log_file=log_file)
 
 
-def monitor(relay: Relay, on_death: Callable[[str], None], stop: threading.Event) -> threading.Thread:
+def monitor(relay: Relay, on_death: Callable[[], None], stop: threading.Event) -> threading.Thread:
     """monitor polls the relay every 0.5 s while mount.nfs4 runs and calls on_death if it exits."""
     def loop() -> None:
         while not stop.wait(MONITOR_INTERVAL):
             if relay.proc.poll() is not None:
-                err = relay.proc.stderr.read().decode("utf-8", "replace") if relay.proc.stderr else ""
-                on_death(err.strip())
+                on_death()
                 return
     t = threading.Thread(target=loop, name="stunnel-monitor", daemon=True)
     t.start()

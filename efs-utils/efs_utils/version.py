@@ -5,4 +5,3 @@ efs_utils_version: the EFS service sees the same client as efs-utils 1.36.
 """
 
 VERSION = "1.36.0"
-IMPLEMENTATION = "aws-efs-csi (OpenShift) reimplementation"

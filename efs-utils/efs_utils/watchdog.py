@@ -12,7 +12,7 @@ from . import config, logs, mounttable, paths, state
 from .errors import FatalError
 from .imds import IMDS
 from .supervise import Supervisor, stale_pid
-from .version import IMPLEMENTATION, VERSION
+from .version import VERSION
 
 log = logging.getLogger("watchdog")
 
@@ -98,7 +98,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--passes", type=int, default=None, help="stop after this many passes (testing)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.version:
-        sys.stdout.write("amazon-efs-mount-watchdog version: %s (%s)\n" % (VERSION, IMPLEMENTATION))
+        # 1.36 watchdog parse_arguments: "<argv[0]> Version: <version>"
+        sys.stdout.write("%s Version: %s\n" % (sys.argv[0] if argv is None else "amazon-efs-mount-watchdog", VERSION))
         return 0
     p = paths.from_env(os.environ)
     try:

@@ -3,9 +3,8 @@ RSA signing (importing cryptography.x509 costs tens of milliseconds per mount on
 
 import base64
 import os
-from dataclasses import dataclass
 from datetime import datetime
-from typing import List, Tuple
+from typing import List, NamedTuple, Tuple
 
 from . import der
 
@@ -14,8 +13,7 @@ OID_SHA256_WITH_RSA = "1.2.840.113549.1.1.11"
 OID_SUBJECT_KEY_IDENTIFIER = "2.5.29.14"
 
 
-@dataclass
-class TBS:
+class TBS(NamedTuple):
     """TBS is what the certificate says: a self-signed certificate has issuer == subject."""
 
     common_name: str
@@ -56,7 +54,9 @@ def certificate(tbs: bytes, signature: bytes) -> bytes:
     return der.sequence([tbs, algorithm(), der.bit_string(signature)])
 
 
-def pem(cert_der: bytes) -> bytes:
-    body = base64.b64encode(cert_der)
+def pem(der_bytes: bytes, label: str = "CERTIFICATE") -> bytes:
+    """pem wraps DER as OpenSSL writes it: base64 in lines of 64 between BEGIN and END lines."""
+    body = base64.b64encode(der_bytes)
     lines = [body[i:i + 64] for i in range(0, len(body), 64)]
-    return b"-----BEGIN CERTIFICATE-----\n" + b"\n".join(lines) + b"\n-----END CERTIFICATE-----\n"
+    tag = label.encode()
+    return b"-----BEGIN " + tag + b"-----\n" + b"\n".join(lines) + b"\n-----END " + tag + b"-----\n"

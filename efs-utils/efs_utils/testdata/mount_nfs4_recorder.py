@@ -20,7 +20,8 @@ def main():
     source, target = argv[1], argv[2]
     options = argv[argv.index("-o") + 1] if "-o" in argv else ""
     opts = dict((o.split("=", 1) + [None])[:2] for o in options.split(",") if o)
-    record = {"argv": argv, "source": source, "mountpoint": target, "options": options, "time": start}
+    record = {"argv": argv, "source": source, "mountpoint": target, "options": options, "time": start,
+              "path": os.environ.get("PATH")}
     log = os.environ.get("RECORDER_LOG")
     if log:
         with open(log, "a") as f:
