@@ -6,7 +6,7 @@ package main
 
 import (
 	"context"
-	"net/http"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -18,11 +18,14 @@ import (
 	"github.com/openshift/aws-efs-csi/magefiles/internal/catalog"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/gobuild"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/imagebuild"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/konflux"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/platform"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/pybuild"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/stamp"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/sysdeps"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/testrun"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/verify"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/versions"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/wheels"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/workspace"
 
@@ -45,8 +48,9 @@ func All(ctx context.Context) {
 // Binaries are static, built with -trimpath and no build ID, so one commit always gives byte-identical files;
 // each is stamped with its module's version (tag driver/vX.Y.Z or operator/vX.Y.Z at HEAD, else the module's
 // VERSION file), the commit and a dirty flag, which --version prints; unchanged binaries are not recompiled.
-// Environment: PLATFORMS=os/arch[,os/arch...] narrows the platforms (default all of linux/amd64, linux/arm64,
-// linux/ppc64le, linux/s390x); BUILD_JOBS=N bounds the parallel compiles (default the number of CPUs).
+// Environment: PLATFORMS=os/arch[,os/arch...] picks the platforms (default linux/amd64 and linux/arm64, where EFS
+// runs; linux/ppc64le and linux/s390x on request); PROGRAMS=<binary>[,...] builds only those programs (an image's
+// builder stage compiles only its own); BUILD_JOBS=N bounds the parallel compiles (default the number of CPUs).
 func Build(ctx context.Context) error {
 	root, err := workspace.Root(".")
 	if err != nil {
@@ -60,7 +64,10 @@ func Build(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	programs := gobuild.Programs()
+	programs, err := gobuild.SelectPrograms(os.Getenv("PROGRAMS"))
+	if err != nil {
+		return err
+	}
 	stamps := map[string]stamp.Stamp{}
 	for _, p := range programs {
 		if stamps[p.Module], err = stamp.Resolve(ctx, root, p.Module); err != nil {
@@ -109,25 +116,48 @@ func Verify(ctx context.Context) error {
 	return verify.Run(ctx, root, verify.Checks(), os.Stdout)
 }
 
-// Wheels downloads the Python wheels pinned in requirements.txt.ocp into _output/wheels/ and verifies each file
-// against its pinned sha256. Every requirement must be name==version with --hash=sha256: lines; anything else
-// fails naming the line. A requirement whose pinned hashes match only an sdist fails too: the image installs pure
-// wheels only (add the wheel's hash with wheels:lock). Wheels already verified in _output/wheels/ are not
-// downloaded again, so later runs work offline.
-// Environment: WHEELS_INDEX_URL=<PEP 503 simple index> (default https://pypi.org/simple);
+// Konflux checks that the Konflux PipelineRuns of ci/tekton could build hermetically: every file they name exists
+// (as the test suite checks), and beyond that the RPM lock resolves every package for every architecture and the
+// bases of our own components in images/versions.conf are pinned by digest. It fails naming each gap; a green run
+// means a hermetic Konflux build has what it needs. See ci/README.md.
+func Konflux() error {
+	root, err := workspace.Root(".")
+	if err != nil {
+		return err
+	}
+	runs, err := konflux.Load(filepath.Join(root, "ci", "tekton"))
+	if err != nil {
+		return err
+	}
+	problems := append(konflux.Check(root, runs), konflux.Ready(root, runs)...)
+	if len(problems) > 0 {
+		return fmt.Errorf("ci/tekton is not ready for a hermetic Konflux build:\n  - %s", strings.Join(problems, "\n  - "))
+	}
+	fmt.Printf("konflux: %d PipelineRuns have everything a hermetic build needs\n", len(runs))
+	return nil
+}
+
+// Wheels downloads the Python distributions pinned in requirements.txt.ocp into _output/wheels/ and verifies each
+// file against its pinned sha256: a pure-Python wheel when one is pinned, else the source distribution (botocore's
+// pinned hash is its sdist's, as OpenShift's aws-efs-utils installs it). Every requirement must be name==version
+// with --hash=sha256: lines; anything else fails naming the line. Files already verified in _output/wheels/ are
+// not downloaded again, so later runs work offline.
+// Environment: WHEELS_INDEX_URL=<PEP 503/691 simple index> (default https://pypi.org/simple);
 // WHEELS_REQUIREMENTS=<file> (default requirements.txt.ocp at the repository root).
 func Wheels(ctx context.Context) error {
 	root, err := workspace.Root(".")
 	if err != nil {
 		return err
 	}
-	_, err = wheels.ReadEnv(root, os.Getenv).FetchAll(ctx, http.DefaultClient, os.Stdout)
+	_, err = wheels.ReadEnv(root, os.Getenv).FetchAll(ctx, wheels.NewClient(), os.Stdout)
 	return err
 }
 
 // Images assembles aws-efs-utils-base, aws-efs-csi-driver and aws-efs-csi-driver-operator for every platform
 // into one OCI layout per image under _output/images/ (and _output/images/digests.json), and pushes them when
-// REGISTRY is set. It runs build and wheels first. Layers are reproducible (sorted, root-owned, dated
+// REGISTRY is set. It runs build and wheels first; a pinned sdist (botocore) is built into a wheel with the host's
+// python3 and its pip, setuptools and wheel, offline and without build isolation, once per sdist sha256
+// (_output/wheels/built/<sha256>/; WHEELS_PYTHON names another interpreter). Layers are reproducible (sorted, root-owned, dated
 // SOURCE_DATE_EPOCH or the commit time), so the same inputs give the same digests; unchanged layers and images
 // are not rebuilt, rewritten or pushed again. See docs/images.md.
 // Environment: AWS_EFS_UTILS_BASE_FROM, AWS_EFS_CSI_DRIVER_FROM, AWS_EFS_CSI_DRIVER_OPERATOR_FROM=<registry
@@ -141,11 +171,21 @@ func Images(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	settings, platforms, err := imagebuild.ReadEnv(ctx, root, os.Getenv, imagebuild.DefaultSpecs())
+	v, err := versions.Load(root)
+	if err != nil {
+		return err
+	}
+	specs := imagebuild.DefaultSpecs(v)
+	settings, platforms, err := imagebuild.ReadEnv(ctx, root, os.Getenv, specs)
 	if err != nil {
 		return err
 	}
 	verified, err := wheels.ReadEnv(root, os.Getenv).LocalAll()
+	if err != nil {
+		return err
+	}
+	builder := pybuild.Builder{CacheDir: filepath.Join(root, "_output", "wheels", "built"), MTime: settings.MTime, Python: pybuild.FindPython(os.Getenv)}
+	installable, err := builder.Installable(ctx, verified)
 	if err != nil {
 		return err
 	}
@@ -157,8 +197,8 @@ func Images(ctx context.Context) error {
 	}
 	_, err = imagebuild.Run(ctx, imagebuild.Options{
 		OutDir: filepath.Join(root, "_output", "images"), BinDir: filepath.Join(root, "_output", "bin"),
-		EFSUtilsDir: filepath.Join(root, "efs-utils"), Wheels: verified,
-		Specs: settings.WithBases(imagebuild.DefaultSpecs()), Platforms: platforms, Stamps: stamps,
+		EFSUtilsDir: filepath.Join(root, "efs-utils"), Wheels: installable,
+		Specs: settings.WithBases(specs), Platforms: platforms, Stamps: stamps,
 		Release: settings.Release, MTime: settings.MTime, Registry: settings.Registry, Tag: settings.Tag,
 		Insecure: settings.Insecure, Jobs: settings.Jobs, Progress: os.Stdout,
 	})

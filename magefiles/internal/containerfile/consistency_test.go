@@ -1,4 +1,4 @@
-package containerfile
+package containerfile_test
 
 import (
 	"fmt"
@@ -10,11 +10,17 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/moby/buildkit/frontend/dockerfile/instructions"
+
+	. "github.com/openshift/aws-efs-csi/magefiles/internal/containerfile"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/efslayout"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/imagebuild"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/konflux"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/layer"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/rootfs"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/versions"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/workspace"
 )
 
@@ -29,47 +35,114 @@ func repoRoot(t *testing.T) string {
 
 func parseImage(t *testing.T, root, name string) File {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, "images", name, "Containerfile"))
+	f, err := ParseFile(filepath.Join(root, "images", name, "Containerfile"))
 	if err != nil {
 		t.Fatal(err)
-	}
-	f, err := Parse(string(data))
-	if err != nil {
-		t.Fatalf("images/%s/Containerfile: %v", name, err)
 	}
 	return f
 }
 
+func defaultSpecs(t *testing.T, root string) ([]imagebuild.Spec, versions.Versions) {
+	t.Helper()
+	v, err := versions.Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return imagebuild.DefaultSpecs(v), v
+}
+
+// componentRepos maps each Konflux component to the repository its push PipelineRun writes.
+func componentRepos(t *testing.T, root string) func(string) string {
+	t.Helper()
+	runs, err := konflux.Load(filepath.Join(root, "ci", "tekton"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repos := map[string]string{}
+	for _, r := range runs {
+		if strings.HasSuffix(r.File, "-push.yaml") {
+			out := r.Param("output-image")
+			repos[r.Metadata.Labels["appstudio.openshift.io/component"]] = out[:strings.LastIndex(out, ":")]
+		}
+	}
+	return func(component string) string { return repos[component] }
+}
+
+// TestContainerfileBasesAreMageBases holds each Containerfile's stage graph to the base mage assembles the image
+// on: the efs-utils base on an image of its runtime stage (FROM BASE_IMAGE), the driver on our aws-efs-utils-base
+// component, the operator on BASE_IMAGE.
+func TestContainerfileBasesAreMageBases(t *testing.T) {
+	root := repoRoot(t)
+	specs, v := defaultSpecs(t, root)
+	repos := componentRepos(t, root)
+	for _, spec := range specs {
+		if problems := CheckBase(spec, parseImage(t, root, spec.Name), v.Get("BASE_IMAGE"), repos); len(problems) > 0 {
+			t.Errorf("images/%s/Containerfile and the mage assembly disagree:\n%s", spec.Name, strings.Join(problems, "\n"))
+		}
+	}
+}
+
+// TestCheckBaseCatchesADifferentBase: a Containerfile whose base differs from mage's is reported, whichever of the
+// three kinds of base it is.
+func TestCheckBaseCatchesADifferentBase(t *testing.T) {
+	root := repoRoot(t)
+	specs, v := defaultSpecs(t, root)
+	repos := componentRepos(t, root)
+	for _, row := range []struct {
+		spec          imagebuild.Spec
+		from, to, bad string
+	}{
+		{specs[0], "FROM runtime\n", "FROM registry.example.com/other:1\n", "the final stage is FROM registry.example.com/other:1; mage assembles on an image of stage \"runtime\""},
+		{specs[0], "FROM ${BASE_IMAGE} AS runtime", "FROM registry.ci.openshift.org/ocp/4.22:base-rhel9 AS runtime", "stage \"runtime\" is FROM registry.ci.openshift.org/ocp/4.22:base-rhel9; its base must be " + v.Get("BASE_IMAGE")},
+		{specs[1], "FROM ${EFS_UTILS_BASE_IMAGE}", "FROM registry.ci.openshift.org/ocp/5.0:aws-efs-utils-base", "the final stage is FROM registry.ci.openshift.org/ocp/5.0:aws-efs-utils-base; mage assembles on image:aws-efs-utils-base, which Konflux pushes to quay.io/redhat-user-workloads/"},
+		{specs[2], "FROM ${BASE_IMAGE}\n", "FROM registry.ci.openshift.org/ocp/4.22:base-rhel9\n", "the final stage is FROM registry.ci.openshift.org/ocp/4.22:base-rhel9; mage assembles on " + v.Get("BASE_IMAGE")},
+	} {
+		data, err := os.ReadFile(filepath.Join(root, "images", row.spec.Name, "Containerfile"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), row.from) {
+			t.Fatalf("images/%s/Containerfile has no %q to change", row.spec.Name, row.from)
+		}
+		f, err := Parse(strings.Replace(string(data), row.from, row.to, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		problems := CheckBase(row.spec, f, v.Get("BASE_IMAGE"), repos)
+		if !strings.Contains(strings.Join(problems, "\n"), row.bad) {
+			t.Errorf("%s with %q: problems %q, want one containing %q", row.spec.Name, row.to, problems, row.bad)
+		}
+	}
+}
+
 // TestContainerfilesMatchTheAssemblyConfig holds each Containerfile's final stage to the spec mage assembles:
-// labels, entrypoint, user, and the binaries at the same path with the same mode.
+// labels, entrypoint, user, and the layers' files at the same paths with the same modes.
 func TestContainerfilesMatchTheAssemblyConfig(t *testing.T) {
 	root := repoRoot(t)
-	for _, spec := range imagebuild.DefaultSpecs() {
+	specs, _ := defaultSpecs(t, root)
+	for _, spec := range specs {
 		t.Run(spec.Name, func(t *testing.T) {
-			final := parseImage(t, root, spec.Name).Final()
-			labels, err := final.Labels()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for k, want := range map[string]string{"io.k8s.display-name": spec.Config.DisplayName, "io.k8s.description": spec.Config.Description,
-				"io.openshift.tags": spec.Config.Tags, "org.opencontainers.image.source": imagebuild.SourceURL} {
+			f := parseImage(t, root, spec.Name)
+			final := f.Final()
+			labels := Labels(final)
+			for k, want := range imagebuild.Labels(spec, "", "", "", time.Time{}) {
+				if slices.Contains(imagebuild.BuildLabels, k) {
+					continue // version, release, commit and dates come from the build, not the Containerfile
+				}
 				if labels[k] != want {
-					t.Errorf("LABEL %s = %q, mage sets %q", k, labels[k], want)
+					t.Errorf("LABEL %s=%q, mage sets %q", k, labels[k], want)
 				}
 			}
-			if eps := final.Find("ENTRYPOINT"); len(spec.Config.Entrypoint) > 0 {
-				if len(eps) != 1 {
-					t.Fatalf("%d ENTRYPOINT instructions, want 1", len(eps))
-				}
-				got, err := eps[0].JSONArgs()
-				if err != nil || !slices.Equal(got, spec.Config.Entrypoint) {
-					t.Errorf("ENTRYPOINT %v (%v), mage sets %v", got, err, spec.Config.Entrypoint)
+			eps := Commands[*instructions.EntrypointCommand](final)
+			if len(spec.Config.Entrypoint) > 0 {
+				if len(eps) != 1 || eps[0].PrependShell || !slices.Equal(eps[0].CmdLine, spec.Config.Entrypoint) {
+					t.Errorf("ENTRYPOINT %+v, mage sets %v", eps, spec.Config.Entrypoint)
 				}
 			} else if len(eps) != 0 {
 				t.Errorf("ENTRYPOINT in the Containerfile, none in the mage spec")
 			}
-			users := final.Find("USER")
-			if spec.Config.User != "" && (len(users) != 1 || users[0].Args != spec.Config.User) {
+			users := Commands[*instructions.UserCommand](final)
+			if spec.Config.User != "" && (len(users) != 1 || users[0].User != spec.Config.User) {
 				t.Errorf("USER %v, mage sets %q", users, spec.Config.User)
 			}
 			for _, ls := range spec.Layers {
@@ -78,6 +151,7 @@ func TestContainerfilesMatchTheAssemblyConfig(t *testing.T) {
 					if !copiesTo(final, ls.Dest, "0755") {
 						t.Errorf("no COPY --chmod=0755 … %s in the final stage (mage installs %s there)", ls.Dest, ls.Program)
 					}
+					checkBuilderCompilesOnly(t, f, ls.Program)
 				case imagebuild.StaticFiles:
 					if !runs(final, "mv /etc/amazon/efs "+ls.Dest) {
 						t.Errorf("the final stage does not `mv /etc/amazon/efs %s` (mage moves the static files there)", ls.Dest)
@@ -86,59 +160,82 @@ func TestContainerfilesMatchTheAssemblyConfig(t *testing.T) {
 					if !runs(final, "python3 /src/install-layout.py /src/efs-utils /") {
 						t.Errorf("the final stage does not run install-layout.py into / (mage installs efs-utils/layout.json)")
 					}
+					if !runs(final, "python3 -m compileall -q -f --invalidation-mode unchecked-hash /usr/lib/aws-efs-utils") {
+						t.Errorf("the final stage does not byte-compile /usr/lib/aws-efs-utils (unchecked-hash), as mage does")
+					}
 				case imagebuild.Wheels:
-					checkPip(t, final)
+					checkPip(t, f)
 				}
 			}
 		})
 	}
 }
 
-func copiesTo(s Stage, dest, mode string) bool {
-	for _, c := range s.Find("COPY") {
-		fields := strings.Fields(c.Args)
-		if len(fields) >= 2 && fields[len(fields)-1] == dest && c.Flag("chmod") == mode {
+func copiesTo(s *instructions.Stage, dest, mode string) bool {
+	for _, c := range Commands[*instructions.CopyCommand](s) {
+		if c.DestPath == dest && c.Chmod == mode {
 			return true
 		}
 	}
 	return false
 }
 
-func runs(s Stage, command string) bool {
-	for _, r := range s.Find("RUN") {
-		if strings.Contains(strings.Join(strings.Fields(r.Args), " "), command) {
+func runs(s *instructions.Stage, command string) bool {
+	for _, r := range Commands[*instructions.RunCommand](s) {
+		if strings.Contains(RunLine(r), command) {
 			return true
 		}
 	}
 	return false
 }
 
-// checkPip asserts the pip install matches the mage wheel installation: only hash-pinned wheels from the
-// wheelhouse, no dependencies, no bytecode, and the /usr/local prefix whose site-packages mage fills.
-func checkPip(t *testing.T, s Stage) {
+// checkBuilderCompilesOnly: the builder stage runs `go tool mage build` for its own program only.
+func checkBuilderCompilesOnly(t *testing.T, f File, program string) {
 	t.Helper()
-	var pip *Instruction
-	for _, r := range s.Find("RUN") {
-		if strings.Contains(r.Args, "pip install") {
-			pip = &r
+	for _, s := range f.Stages[:len(f.Stages)-1] {
+		if runs(&s, "go tool mage build") && !runs(&s, "PROGRAMS="+program+" go tool mage build") {
+			t.Errorf("stage %s runs `go tool mage build` for every program; want PROGRAMS=%s", s.Name, program)
 		}
 	}
-	if pip == nil {
-		t.Fatal("no pip install in the final stage")
+}
+
+// checkPip: the wheels stage builds the pinned distributions offline from the prefetched files, checking every
+// hash, without build isolation (RHEL's setuptools and wheel); the final stage installs those wheels without
+// dependencies or bytecode under the /usr/local prefix whose site-packages mage fills.
+func checkPip(t *testing.T, f File) {
+	t.Helper()
+	wheels, ok := f.Stage("wheels")
+	if !ok {
+		t.Fatal("no wheels stage (botocore's sdist is built there)")
 	}
-	args := " " + strings.Join(strings.Fields(pip.Args), " ") + " "
-	for _, want := range []string{" --no-index ", " --require-hashes ", " --only-binary :all: ", " --no-deps ", " --no-compile ", " --find-links ", " -r /src/requirements.txt.ocp "} {
-		if !strings.Contains(args, want) {
-			t.Errorf("pip install lacks %q: %s", strings.TrimSpace(want), pip.Args)
+	var build string
+	for _, r := range Commands[*instructions.RunCommand](wheels) {
+		if line := RunLine(r); strings.Contains(line, "pip wheel") {
+			build = " " + line + " "
+			if !slices.ContainsFunc(instructions.GetMounts(r), func(m *instructions.Mount) bool {
+				return m.Source == "requirements.txt.ocp" && m.Target == "/src/requirements.txt.ocp"
+			}) {
+				t.Errorf("pip wheel does not read the repository's requirements.txt.ocp")
+			}
+		}
+	}
+	for _, want := range []string{" --no-index ", " --require-hashes ", " --no-deps ", " --no-build-isolation ", " --find-links ", " -r /src/requirements.txt.ocp "} {
+		if !strings.Contains(build, want) {
+			t.Errorf("pip wheel lacks %q: %s", strings.TrimSpace(want), build)
+		}
+	}
+	var install string
+	for _, r := range Commands[*instructions.RunCommand](f.Final()) {
+		if line := RunLine(r); strings.Contains(line, "pip install") {
+			install = " " + line + " "
 		}
 	}
 	py := rootfs.Python{Major: 3, Minor: 9}
 	prefix := "/" + strings.TrimSuffix(py.SitePackages(), "/lib/python3.9/site-packages")
-	if !strings.Contains(args, " --prefix "+prefix+" ") {
-		t.Errorf("pip install does not use --prefix %s, where mage installs the wheels (%s): %s", prefix, py.SitePackages(), pip.Args)
-	}
-	if !slices.Contains(pip.Flags, "--mount=type=bind,source=requirements.txt.ocp,target=/src/requirements.txt.ocp") {
-		t.Errorf("pip install does not read the repository's requirements.txt.ocp: %v", pip.Flags)
+	for _, want := range []string{" --no-index ", " --no-deps ", " --no-compile ", " --prefix " + prefix + " ", " /wheels/*.whl "} {
+		if !strings.Contains(install, want) {
+			t.Errorf("the final pip install lacks %q (mage installs the wheels into %s): %s", strings.TrimSpace(want), py.SitePackages(), install)
+		}
 	}
 }
 

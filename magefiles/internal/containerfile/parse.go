@@ -1,154 +1,157 @@
 package containerfile
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
+	"os"
+	"sort"
 	"strings"
+
+	"github.com/moby/buildkit/frontend/dockerfile/instructions"
+	"github.com/moby/buildkit/frontend/dockerfile/parser"
+	"github.com/moby/buildkit/frontend/dockerfile/shell"
 )
-
-// Instruction is one Containerfile instruction with its continuation lines joined.
-type Instruction struct {
-	// Cmd is the upper-case keyword (FROM, RUN, COPY, ...).
-	Cmd string
-	// Flags are the leading --name=value options (COPY --chmod=0755, RUN --mount=...).
-	Flags []string
-	// Args is the rest of the line.
-	Args string
-	// Line is the 1-based line the instruction starts on.
-	Line int
-}
-
-// Stage is a FROM and what follows it.
-type Stage struct {
-	From         string
-	Name         string
-	Instructions []Instruction
-}
 
 // File is a parsed Containerfile.
 type File struct {
-	// Args are the ARG defaults declared before the first FROM.
-	Args   map[string]string
-	Stages []Stage
+	// Args are the defaults of the ARGs declared before the first FROM ("" for an ARG without one).
+	Args map[string]string
+	// Stages are the build stages in order; each BaseName has the ARG defaults expanded.
+	Stages []instructions.Stage
 }
 
-// Parse reads a Containerfile. Comments and blank lines are skipped and lines ending in a backslash continue.
+// Parse reads a Containerfile.
 func Parse(content string) (File, error) {
+	ast, err := parser.Parse(bytes.NewBufferString(content))
+	if err != nil {
+		return File{}, err
+	}
+	stages, metaArgs, err := instructions.Parse(ast.AST, nil)
+	if err != nil {
+		return File{}, err
+	}
+	if len(stages) == 0 {
+		return File{}, fmt.Errorf("no FROM instruction")
+	}
 	f := File{Args: map[string]string{}}
-	lines := strings.Split(content, "\n")
-	for i := 0; i < len(lines); i++ {
-		start := i
-		text := strings.TrimSpace(lines[i])
-		if text == "" || strings.HasPrefix(text, "#") {
-			continue
-		}
-		for strings.HasSuffix(text, `\`) && i+1 < len(lines) {
-			i++
-			next := strings.TrimSpace(lines[i])
-			if strings.HasPrefix(next, "#") {
-				continue
-			}
-			text = strings.TrimSpace(strings.TrimSuffix(text, `\`)) + " " + next
-		}
-		ins := parseInstruction(text, start+1)
-		switch {
-		case ins.Cmd == "FROM":
-			fields := strings.Fields(ins.Args)
-			if len(fields) == 0 {
-				return File{}, fmt.Errorf("line %d: FROM without an image: want FROM <image> [AS <name>]", ins.Line)
-			}
-			st := Stage{From: f.expand(fields[0])}
-			if len(fields) == 3 && strings.EqualFold(fields[1], "AS") {
-				st.Name = fields[2]
-			}
-			f.Stages = append(f.Stages, st)
-		case len(f.Stages) == 0 && ins.Cmd == "ARG":
-			k, v, _ := strings.Cut(ins.Args, "=")
-			f.Args[k] = v
-		case len(f.Stages) == 0:
-			return File{}, fmt.Errorf("line %d: %s before the first FROM", ins.Line, ins.Cmd)
-		default:
-			last := &f.Stages[len(f.Stages)-1]
-			last.Instructions = append(last.Instructions, ins)
+	var env []string
+	for _, a := range metaArgs {
+		for _, kv := range a.Args {
+			f.Args[kv.Key] = kv.ValueString()
+			env = append(env, kv.Key+"="+kv.ValueString())
 		}
 	}
-	if len(f.Stages) == 0 {
-		return File{}, fmt.Errorf("no FROM instruction")
+	// Expand words as a build does with the default ARGs: quotes are removed and ${NAME} is replaced (RUN
+	// command lines are left to the shell; their --mount flags are read).
+	lex := shell.NewLex(ast.EscapeToken)
+	expand := func(word string) (string, error) {
+		w, _, err := lex.ProcessWord(word, shell.EnvsFromSlice(env))
+		return w, err
+	}
+	for i := range stages {
+		base, err := expand(stages[i].BaseName)
+		if err != nil {
+			return File{}, fmt.Errorf("FROM %s: %w", stages[i].BaseName, err)
+		}
+		stages[i].BaseName = base
+		for _, c := range stages[i].Commands {
+			if e, ok := c.(instructions.SupportsSingleWordExpansion); ok {
+				if err := e.Expand(expand); err != nil {
+					return File{}, fmt.Errorf("%s: %w", c.Name(), err)
+				}
+			}
+		}
+	}
+	f.Stages = stages
+	return f, nil
+}
+
+// ParseFile reads and parses the Containerfile at path; errors name the file.
+func ParseFile(path string) (File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return File{}, err
+	}
+	f, err := Parse(string(data))
+	if err != nil {
+		return File{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return f, nil
 }
 
-func parseInstruction(text string, line int) Instruction {
-	cmd, rest, _ := strings.Cut(text, " ")
-	ins := Instruction{Cmd: strings.ToUpper(cmd), Line: line}
-	rest = strings.TrimSpace(rest)
-	for strings.HasPrefix(rest, "--") {
-		flag, after, _ := strings.Cut(rest, " ")
-		ins.Flags = append(ins.Flags, flag)
-		rest = strings.TrimSpace(after)
-	}
-	ins.Args = rest
-	return ins
-}
-
-// expand replaces ${NAME} with the ARG default declared before the first FROM.
-func (f File) expand(s string) string {
-	for k, v := range f.Args {
-		s = strings.ReplaceAll(s, "${"+k+"}", v)
-	}
-	return s
-}
-
 // Final is the last stage, the image that is built.
-func (f File) Final() Stage { return f.Stages[len(f.Stages)-1] }
+func (f File) Final() *instructions.Stage { return &f.Stages[len(f.Stages)-1] }
 
-// Find returns the instructions of a stage with the given keyword.
-func (s Stage) Find(cmd string) []Instruction {
-	var out []Instruction
-	for _, ins := range s.Instructions {
-		if ins.Cmd == cmd {
-			out = append(out, ins)
+// Stage returns the stage named name (FROM ... AS name).
+func (f File) Stage(name string) (*instructions.Stage, bool) {
+	for i := range f.Stages {
+		if f.Stages[i].Name == name {
+			return &f.Stages[i], true
+		}
+	}
+	return nil, false
+}
+
+// Graph describes each stage as "name<-base", where base is another stage's name or an image reference: the
+// shape both build paths must share.
+func (f File) Graph() []string {
+	var out []string
+	for i, s := range f.Stages {
+		name := s.Name
+		if name == "" {
+			name = fmt.Sprintf("#%d", i)
+		}
+		out = append(out, name+"<-"+s.BaseName)
+	}
+	return out
+}
+
+// Commands returns the commands of s of type T (e.g. *instructions.RunCommand).
+func Commands[T instructions.Command](s *instructions.Stage) []T {
+	var out []T
+	for _, c := range s.Commands {
+		if t, ok := c.(T); ok {
+			out = append(out, t)
 		}
 	}
 	return out
 }
 
-// Flag returns the value of --name=value, or "".
-func (i Instruction) Flag(name string) string {
-	for _, f := range i.Flags {
-		if v, ok := strings.CutPrefix(f, "--"+name+"="); ok {
-			return v
-		}
-	}
-	return ""
-}
-
-// JSONArgs reads the exec form ["a", "b"] of ENTRYPOINT and CMD.
-func (i Instruction) JSONArgs() ([]string, error) {
-	var out []string
-	if err := json.Unmarshal([]byte(i.Args), &out); err != nil {
-		return nil, fmt.Errorf("line %d: %s %s: want the exec form [\"program\", \"arg\"]", i.Line, i.Cmd, i.Args)
-	}
-	return out, nil
-}
-
-// Labels reads the key="value" pairs of the stage's LABEL instructions.
-func (s Stage) Labels() (map[string]string, error) {
+// Labels returns the LABELs of s; later ones override earlier ones.
+func Labels(s *instructions.Stage) map[string]string {
 	out := map[string]string{}
-	for _, ins := range s.Find("LABEL") {
-		rest := ins.Args
-		for rest = strings.TrimSpace(rest); rest != ""; rest = strings.TrimSpace(rest) {
-			k, after, ok := strings.Cut(rest, "=")
-			if !ok || !strings.HasPrefix(after, `"`) {
-				return nil, fmt.Errorf("line %d: LABEL %s: want key=\"value\" pairs", ins.Line, rest)
-			}
-			end := strings.Index(after[1:], `"`)
-			if end < 0 {
-				return nil, fmt.Errorf("line %d: LABEL %s: unterminated value", ins.Line, k)
-			}
-			out[k] = after[1 : end+1]
-			rest = after[end+2:]
+	for _, l := range Commands[*instructions.LabelCommand](s) {
+		for _, kv := range l.Labels {
+			out[kv.Key] = kv.Value
 		}
 	}
-	return out, nil
+	return out
+}
+
+// RunLine is the command line of a RUN, its words joined by single spaces.
+func RunLine(r *instructions.RunCommand) string {
+	return strings.Join(strings.Fields(strings.Join(r.CmdLine, " ")), " ")
+}
+
+// DNFPackages returns the packages of every `dnf install` of every stage, sorted.
+func (f File) DNFPackages() []string {
+	var pkgs []string
+	for i := range f.Stages {
+		for _, r := range Commands[*instructions.RunCommand](&f.Stages[i]) {
+			for _, cmd := range strings.Split(RunLine(r), "&&") {
+				words := strings.Fields(cmd)
+				for j := 0; j+1 < len(words); j++ {
+					if words[j] == "dnf" && words[j+1] == "install" {
+						for _, a := range words[j+2:] {
+							if !strings.HasPrefix(a, "-") {
+								pkgs = append(pkgs, a)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(pkgs)
+	return pkgs
 }

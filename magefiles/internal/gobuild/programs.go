@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"strconv"
+	"strings"
 
 	"github.com/openshift/aws-efs-csi/magefiles/internal/platform"
 )
@@ -55,4 +56,29 @@ func ParseJobs(value string, def int) (int, error) {
 		return 0, fmt.Errorf("BUILD_JOBS %q: want a positive integer, e.g. 2", value)
 	}
 	return n, nil
+}
+
+// SelectPrograms reads PROGRAMS: empty means every program, else a comma-separated list of binary names (an
+// image's builder stage compiles only its own binary).
+func SelectPrograms(value string) ([]Program, error) {
+	if value == "" {
+		return Programs(), nil
+	}
+	want := map[string]bool{}
+	for _, name := range strings.Split(value, ",") {
+		want[strings.TrimSpace(name)] = true
+	}
+	var out []Program
+	var names []string
+	for _, p := range Programs() {
+		names = append(names, p.Binary)
+		if want[p.Binary] {
+			out = append(out, p)
+			delete(want, p.Binary)
+		}
+	}
+	for name := range want {
+		return nil, fmt.Errorf("PROGRAMS: unknown program %q: want a comma-separated list of %s", name, strings.Join(names, ", "))
+	}
+	return out, nil
 }

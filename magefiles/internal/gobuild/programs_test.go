@@ -45,3 +45,17 @@ func TestProgramsAreTheTwoShippedBinaries(t *testing.T) {
 		t.Fatalf("Programs = %v, want %v", got, want)
 	}
 }
+
+func TestSelectPrograms(t *testing.T) {
+	all, err := SelectPrograms("")
+	if err != nil || len(all) != 2 {
+		t.Fatalf("SelectPrograms(\"\") = %v, %v", all, err)
+	}
+	one, err := SelectPrograms("aws-efs-csi-driver-operator")
+	if err != nil || len(one) != 1 || one[0].Module != "operator" {
+		t.Fatalf("SelectPrograms(operator) = %v, %v", one, err)
+	}
+	if _, err := SelectPrograms("aws-efs-csi-driver,nope"); err == nil || !strings.Contains(err.Error(), `unknown program "nope": want a comma-separated list of aws-efs-csi-driver, aws-efs-csi-driver-operator`) {
+		t.Fatalf("SelectPrograms(nope) = %v", err)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/openshift/aws-efs-csi/magefiles/internal/efslayout"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/layer"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/platform"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/pycompile"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/rootfs"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/wheelinstall"
 )
@@ -33,10 +34,12 @@ type assembler struct {
 	efsEntries []layer.Entry
 	efsErr     error
 
-	mu     sync.Mutex
-	wheels map[string]*wheelMemo
+	mu       sync.Mutex
+	wheels   map[string]*wheelMemo
+	bytecode map[int]*wheelMemo
 }
 
+// wheelMemo holds entries computed once (the wheels of one site-packages, the bytecode of one Python).
 type wheelMemo struct {
 	once    sync.Once
 	entries []layer.Entry
@@ -60,6 +63,9 @@ func (a *assembler) platformImage(ctx context.Context, spec Spec, base v1.Image,
 	}
 	if cf.OS != p.OS || cf.Architecture != p.Arch {
 		return nil, nil, fmt.Errorf("%s: the base %s gave a %s/%s image", where, spec.From, cf.OS, cf.Architecture)
+	}
+	if base, err = ociBase(base); err != nil {
+		return nil, nil, fmt.Errorf("%s: converting the base to OCI media types: %w", where, err)
 	}
 	fsys, err := a.rootfs(base)
 	if err != nil {
@@ -109,7 +115,19 @@ func (a *assembler) platformImage(ctx context.Context, spec Spec, base v1.Image,
 func (a *assembler) entries(ls LayerSpec, fsys *rootfs.FS, p platform.Platform) ([]layer.Entry, error) {
 	switch ls.Kind {
 	case EFSUtils:
-		return a.efsUtils()
+		es, err := a.efsUtils()
+		if err != nil {
+			return nil, err
+		}
+		py, err := fsys.FindPython()
+		if err != nil {
+			return nil, err
+		}
+		pyc, err := a.pyc(py, es)
+		if err != nil {
+			return nil, err
+		}
+		return append(append([]layer.Entry(nil), es...), pyc...), nil
 	case Wheels:
 		py, err := fsys.FindPython()
 		if err != nil {
@@ -169,6 +187,30 @@ func (a *assembler) staticFiles(dest string) ([]layer.Entry, error) {
 	return out, nil
 }
 
+// bytecode compiles the efs-utils modules once per Python minor version, with an interpreter of that version.
+func (a *assembler) pyc(py rootfs.Python, efs []layer.Entry) ([]layer.Entry, error) {
+	a.mu.Lock()
+	m, ok := a.bytecode[py.Minor]
+	if !ok {
+		m = &wheelMemo{}
+		a.bytecode[py.Minor] = m
+	}
+	a.mu.Unlock()
+	m.once.Do(func() {
+		find := a.opts.Python
+		if find == nil {
+			find = pycompile.Interpreter
+		}
+		python, err := find(py.Minor)
+		if err != nil {
+			m.err = err
+			return
+		}
+		m.entries, m.err = pycompile.Bytecode(context.Background(), python, efs)
+	})
+	return m.entries, m.err
+}
+
 func (a *assembler) wheelEntries(t wheelinstall.Target) ([]layer.Entry, error) {
 	a.mu.Lock()
 	m, ok := a.wheels[t.SitePackages+"\x00"+t.Interpreter]
@@ -182,7 +224,7 @@ func (a *assembler) wheelEntries(t wheelinstall.Target) ([]layer.Entry, error) {
 			m.err = fmt.Errorf("no verified wheels were given (run `go tool mage wheels`)")
 		}
 		for _, w := range a.opts.Wheels {
-			f, err := os.Open(w.Path)
+			f, err := os.Open(w)
 			if err != nil {
 				m.err = err
 				return
@@ -190,7 +232,7 @@ func (a *assembler) wheelEntries(t wheelinstall.Target) ([]layer.Entry, error) {
 			info, err := f.Stat()
 			if err == nil {
 				var es []layer.Entry
-				es, err = wheelinstall.Install(filepath.Base(w.Path), f, info.Size(), t)
+				es, err = wheelinstall.Install(filepath.Base(w), f, info.Size(), t)
 				m.entries = append(m.entries, es...)
 			}
 			f.Close()

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/openshift/aws-efs-csi/magefiles/internal/platform"
@@ -25,13 +26,64 @@ type bases interface {
 	Image(ctx context.Context, p platform.Platform) (v1.Image, error)
 }
 
+// ociBase returns base with OCI media types: a Docker-format base (Docker manifest, config and layer types) would
+// otherwise give an OCI manifest listing Docker layers, which the OCI image spec does not allow. The layers' bytes,
+// the config and the history are kept; an OCI base is returned as it is.
+func ociBase(base v1.Image) (v1.Image, error) {
+	m, err := base.Manifest()
+	if err != nil {
+		return nil, err
+	}
+	docker := m.MediaType == types.DockerManifestSchema2 || m.Config.MediaType == types.DockerConfigJSON
+	for _, l := range m.Layers {
+		if _, ok := ociLayerTypes[l.MediaType]; ok {
+			docker = true
+		}
+	}
+	if !docker {
+		return base, nil
+	}
+	cf, err := base.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	layers, err := base.Layers()
+	if err != nil {
+		return nil, err
+	}
+	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
+	for i, l := range layers {
+		mt := m.Layers[i].MediaType
+		if oci, ok := ociLayerTypes[mt]; ok {
+			mt = oci
+		}
+		if img, err = mutate.Append(img, mutate.Addendum{Layer: l, MediaType: mt}); err != nil {
+			return nil, err
+		}
+	}
+	return mutate.ConfigFile(img, cf)
+}
+
+// ociLayerTypes maps Docker layer media types to their OCI equivalents.
+var ociLayerTypes = map[types.MediaType]types.MediaType{
+	types.DockerLayer:             types.OCILayer,
+	types.DockerUncompressedLayer: types.OCIUncompressedLayer,
+	types.DockerForeignLayer:      types.OCIRestrictedLayer,
+}
+
 // resolveBase opens the base reference of spec. built holds the indexes assembled earlier in this run.
 func resolveBase(ctx context.Context, spec Spec, built map[string]v1.ImageIndex, reg registryOptions) (bases, error) {
 	ref := spec.From
 	wrap := func(err error) error {
-		return fmt.Errorf("%s: base %q (%s): %w; set %s to a reachable registry reference or to oci:<OCI layout directory>", spec.Name, ref, spec.FromEnv, err, spec.FromEnv)
+		return fmt.Errorf("%s: base %q (%s): %w; set %s to a reachable registry reference, oci:<OCI layout directory>, tarball:<image tarball> or rootfs:<os/arch>=<file-system tarball>", spec.Name, ref, spec.FromEnv, err, spec.FromEnv)
 	}
 	switch {
+	case ref == "":
+		what := "a base image"
+		if spec.FromStage != "" {
+			what = fmt.Sprintf("an image of the %q stage of images/%s/Containerfile (it installs the RPMs; see docs/images.md)", spec.FromStage, spec.Name)
+		}
+		return nil, fmt.Errorf("%s: no base: set %s to %s, as a registry reference, oci:<OCI layout directory>, tarball:<image tarball> or rootfs:<os/arch>=<file-system tarball>", spec.Name, spec.FromEnv, what)
 	case ref == "scratch":
 		return scratch{}, nil
 	case strings.HasPrefix(ref, "image:"):
@@ -46,6 +98,18 @@ func resolveBase(ctx context.Context, spec Spec, built map[string]v1.ImageIndex,
 			return nil, wrap(err)
 		}
 		return indexBases{idx: idx, ref: ref}, nil
+	case strings.HasPrefix(ref, "tarball:"):
+		img, err := tarball.ImageFromPath(strings.TrimPrefix(ref, "tarball:"), nil)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		return singleBase{img: img, ref: ref}, nil
+	case strings.HasPrefix(ref, "rootfs:"):
+		b, err := rootfsBases(strings.TrimPrefix(ref, "rootfs:"))
+		if err != nil {
+			return nil, wrap(err)
+		}
+		return b, nil
 	}
 	r, err := name.ParseReference(ref, reg.nameOptions()...)
 	if err != nil {
@@ -167,6 +231,43 @@ func (b singleBase) Image(_ context.Context, p platform.Platform) (v1.Image, err
 		return nil, fmt.Errorf("%s is a single %s/%s image, not an index with %s", b.ref, cf.OS, cf.Architecture, p)
 	}
 	return b.img, nil
+}
+
+// rootfsBases reads "os/arch=<file>[,os/arch=<file>...]": each file is a tarball of a whole root file system (as
+// mmdebstrap or `tar -C root .` writes it), which becomes the single layer of that platform's base image.
+func rootfsBases(spec string) (bases, error) {
+	byPlatform := map[platform.Platform]string{}
+	for _, part := range strings.Split(spec, ",") {
+		pl, file, ok := strings.Cut(part, "=")
+		p, err := platform.ParseOne(pl)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("rootfs:%s: %q: want os/arch=<file-system tarball>, e.g. linux/amd64=/tmp/rootfs.tar", spec, part)
+		}
+		if _, err := os.Stat(file); err != nil {
+			return nil, err
+		}
+		byPlatform[p] = file
+	}
+	return rootfsBase(byPlatform), nil
+}
+
+// rootfsBase makes a one-layer image per platform from file-system tarballs.
+type rootfsBase map[platform.Platform]string
+
+func (b rootfsBase) Image(_ context.Context, p platform.Platform) (v1.Image, error) {
+	file, ok := b[p]
+	if !ok {
+		return nil, fmt.Errorf("no file-system tarball for %s", p)
+	}
+	l, err := tarball.LayerFromFile(file, tarball.WithMediaType(types.OCILayer))
+	if err != nil {
+		return nil, err
+	}
+	img, err := scratch{}.Image(context.Background(), p)
+	if err != nil {
+		return nil, err
+	}
+	return mutate.Append(img, mutate.Addendum{Layer: l, MediaType: types.OCILayer, History: v1.History{CreatedBy: "rootfs " + file}})
 }
 
 // scratch is the empty base.

@@ -21,7 +21,6 @@ import (
 	"github.com/openshift/aws-efs-csi/magefiles/internal/platform"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/progress"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/stamp"
-	"github.com/openshift/aws-efs-csi/magefiles/internal/wheels"
 )
 
 // Options is everything one run needs.
@@ -32,8 +31,9 @@ type Options struct {
 	BinDir string
 	// EFSUtilsDir is the efs-utils source directory holding layout.json.
 	EFSUtilsDir string
-	// Wheels are the verified wheels installed by Wheels layers.
-	Wheels    []wheels.Wheel
+	// Wheels are the wheel files installed by Wheels layers: verified wheels, and wheels built from verified
+	// sdists (pybuild).
+	Wheels    []string
 	Specs     []Spec
 	Platforms []platform.Platform
 	// Stamps holds the provenance of each module, keyed by Spec.Module.
@@ -52,6 +52,9 @@ type Options struct {
 	Keychain authn.Keychain
 	// Transport is the HTTP transport for registries; nil means go-containerregistry's default.
 	Transport http.RoundTripper
+	// Python finds the interpreter that byte-compiles efs-utils for a base with Python 3.<minor>; nil means
+	// pycompile.Interpreter (python3.<minor> on PATH).
+	Python func(minor int) (string, error)
 	// Jobs bounds the platform images assembled, and the blobs uploaded, at once.
 	Jobs int
 	// Progress receives one line per layer, image and push.
@@ -114,9 +117,10 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 		return nil, fmt.Errorf("no build time: set SOURCE_DATE_EPOCH or build from a git commit")
 	}
 	a := &assembler{
-		opts:   opts,
-		cache:  layer.NewCache(layer.Options{MTime: opts.MTime, CacheDir: opts.OutDir + "/.cache/layers"}),
-		wheels: map[string]*wheelMemo{},
+		opts:     opts,
+		cache:    layer.NewCache(layer.Options{MTime: opts.MTime, CacheDir: opts.OutDir + "/.cache/layers"}),
+		wheels:   map[string]*wheelMemo{},
+		bytecode: map[int]*wheelMemo{},
 	}
 	reg := registryOptions{insecure: opts.Insecure, keychain: opts.Keychain, transport: opts.Transport, jobs: opts.Jobs, sent: &atomic.Int64{}}
 	report := progress.New(opts.Progress)

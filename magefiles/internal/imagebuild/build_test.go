@@ -11,13 +11,19 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
 
+	"github.com/openshift/aws-efs-csi/magefiles/internal/layer"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/platform"
 )
 
@@ -55,7 +61,7 @@ func readLayerFiles(t *testing.T, l v1.Layer) map[string]layerFile {
 
 func TestRunPushesFourPlatformImagesAndReadsThemBack(t *testing.T) {
 	pr := newProject(t)
-	base := writeBase(t, rhelLike(), platform.Supported())
+	base := writeBase(t, rhelLike(), platform.Known())
 	reg := startRegistry(t)
 	opts := options(t, pr, base, t.TempDir())
 	opts.Registry = reg + "/openshift"
@@ -137,7 +143,8 @@ func checkImage(t *testing.T, imageName, arch string, img v1.Image) {
 		"version": wantVersion, "release": "0123456789ab", "vcs-ref": "0123456789abcdef0123456789abcdef01234567",
 		"io.openshift.tags":                map[string]string{EFSUtilsBase: "aws,efs,efs-utils,nfs,storage", Driver: "aws,efs,csi,storage,openshift", Operator: "aws,efs,csi,storage,operator,openshift"}[imageName],
 		"org.opencontainers.image.version": wantVersion, "org.opencontainers.image.created": "2026-01-01T00:00:00Z",
-		"org.opencontainers.image.source": SourceURL, "name": imageName, "com.redhat.component": "ubi9-container",
+		"org.opencontainers.image.source": SourceURL, "name": imageName, "com.redhat.component": imageName + "-container",
+		"vendor": Vendor, "maintainer": Maintainer, "url": SourceURL, "cpe": testCPE,
 	} {
 		if labels[k] != want {
 			t.Errorf("%s: label %s = %q, want %q", where, k, labels[k], want)
@@ -166,8 +173,12 @@ func checkImage(t *testing.T, imageName, arch string, img v1.Image) {
 			"usr/lib/aws-efs-utils/efs_utils/mount.py": 0o644, "usr/lib/aws-efs-utils/efs_utils/stunnel/__init__.py": 0o644,
 			"run/efs/": 0o755, "var/log/amazon/efs/": 0o700, "etc/amazon/": 0o755, "usr/lib/aws-efs-utils/": 0o755,
 		}
-		checkFiles(t, where+" efs-utils layer", efs, wantFiles, []string{"sbin/", "sbin/mount.efs", "var/run/", "usr/lib/aws-efs-utils/efs_utils/mount_test.py", "usr/lib/aws-efs-utils/efs_utils/__pycache__/"})
-		sp := "usr/local/lib/python3.9/site-packages/"
+		checkFiles(t, where+" efs-utils layer", efs, wantFiles, []string{"sbin/", "sbin/mount.efs", "var/run/", "usr/lib/aws-efs-utils/efs_utils/mount_test.py", "usr/lib/aws-efs-utils/efs_utils/__pycache__/x.pyc"})
+		pyc := "usr/lib/aws-efs-utils/efs_utils/__pycache__/mount.cpython-" + strings.ReplaceAll(pyVersion, ".", "") + ".pyc"
+		if f, ok := efs[pyc]; !ok || f.mode != 0o644 || !strings.Contains(f.data, "/usr/lib/aws-efs-utils/efs_utils/mount.py") {
+			t.Errorf("%s: the efs-utils layer lacks the bytecode %s of the base's Python (have %v)", where, pyc, keys(efs))
+		}
+		sp := "usr/local/lib/python" + pyVersion + "/site-packages/"
 		whl := readLayerFiles(t, layers[2])
 		checkFiles(t, where+" wheels layer", whl, map[string]int64{
 			sp + "botocore/__init__.py": 0o644, sp + "botocore-1.34.140.dist-info/RECORD": 0o644,
@@ -233,7 +244,7 @@ func keys(m map[string]layerFile) []string {
 
 func TestRunIsReproducibleAndIncremental(t *testing.T) {
 	pr := newProject(t)
-	base := writeBase(t, rhelLike(), platform.Supported())
+	base := writeBase(t, rhelLike(), platform.Known())
 	reg := startRegistry(t)
 	first := options(t, pr, base, t.TempDir())
 	first.Registry = reg
@@ -269,7 +280,7 @@ func TestRunIsReproducibleAndIncremental(t *testing.T) {
 	}
 	// Only the driver binary changes: only the driver image changes, and its push uploads the new binary layers
 	// and manifests, not the efs-utils base's layers.
-	for _, p := range platform.Supported() {
+	for _, p := range platform.Known() {
 		writeFile(t, filepath.Join(pr.bin, p.Dir(), Driver), "driver v2 for "+p.String())
 	}
 	progress.Reset()
@@ -297,7 +308,7 @@ func TestRunIsReproducibleAndIncremental(t *testing.T) {
 
 func TestRunNamesWhatTheBaseLacks(t *testing.T) {
 	pr := newProject(t)
-	base := writeBase(t, rhelLike("usr/bin/stunnel", "usr/sbin/mount.nfs4"), platform.Supported())
+	base := writeBase(t, rhelLike("usr/bin/stunnel", "usr/sbin/mount.nfs4"), platform.Known())
 	opts := options(t, pr, base, t.TempDir())
 	_, err := Run(t.Context(), opts)
 	for _, want := range []string{
@@ -312,8 +323,8 @@ func TestRunNamesWhatTheBaseLacks(t *testing.T) {
 
 func TestRunBaseErrors(t *testing.T) {
 	pr := newProject(t)
-	twoPlatforms := writeBase(t, rhelLike(), platform.Supported()[:2])
-	full := writeBase(t, rhelLike(), platform.Supported())
+	twoPlatforms := writeBase(t, rhelLike(), platform.Known()[:2])
+	full := writeBase(t, rhelLike(), platform.Known())
 	rows := []struct {
 		name, from, want string
 	}{
@@ -323,8 +334,11 @@ func TestRunBaseErrors(t *testing.T) {
 		{"layout ref name", full + ":9.6", ""},
 		{"unknown layout ref name", full + ":8.10", `has no manifest named "8.10"`},
 		{"not a layout", "oci:" + t.TempDir(), "reading the OCI layout"},
-		{"unreachable registry", "127.0.0.1:1/ocp/base-rhel9:4.22", "set AWS_EFS_UTILS_BASE_FROM to a reachable registry reference or to oci:<OCI layout directory>"},
+		{"unreachable registry", "127.0.0.1:1/ocp/base-rhel9:4.22", "set AWS_EFS_UTILS_BASE_FROM to a reachable registry reference, oci:<OCI layout directory>, tarball:<image tarball> or rootfs:<os/arch>=<file-system tarball>"},
 		{"bad reference", "UPPER/Case:x", "not a registry reference, oci:<dir>, image:<name> or scratch"},
+		{"no base", "", `aws-efs-utils-base: no base: set AWS_EFS_UTILS_BASE_FROM to an image of the "runtime" stage of images/aws-efs-utils-base/Containerfile`},
+		{"rootfs without a platform", "rootfs:/tmp/x.tar", `"/tmp/x.tar": want os/arch=<file-system tarball>`},
+		{"rootfs lacking platforms", "rootfs:linux/amd64=" + rootfsTar(t), "linux/arm64: no file-system tarball for linux/arm64"},
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
@@ -342,6 +356,113 @@ func TestRunBaseErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBasesFromTarballs assembles the efs-utils base on file-system tarballs (what mmdebstrap writes; how the
+// cluster suite builds runnable images) and the operator on a `docker save` tarball of a Docker-format image: the
+// results have OCI media types throughout and none of the base's labels.
+func TestBasesFromTarballs(t *testing.T) {
+	pr := newProject(t)
+	rootfs := rootfsTar(t)
+	opts := options(t, pr, "rootfs:linux/arm64="+rootfs+",linux/amd64="+rootfs, t.TempDir())
+	opts.Specs[2].From = "tarball:" + dockerTarball(t)
+	opts.Platforms = platform.Supported()[:1]
+	results, err := Run(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		p, err := layout.FromPath(r.Layout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx, err := p.ImageIndex()
+		if err != nil {
+			t.Fatal(err)
+		}
+		inner, err := idx.ImageIndex(r.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := inner.Image(r.Platforms["linux/amd64"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := img.Manifest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.MediaType != types.OCIManifestSchema1 || m.Config.MediaType != types.OCIConfigJSON {
+			t.Errorf("%s: manifest %s, config %s", r.Name, m.MediaType, m.Config.MediaType)
+		}
+		for i, l := range m.Layers {
+			if l.MediaType != types.OCILayer {
+				t.Errorf("%s: layer %d has media type %s, want %s", r.Name, i, l.MediaType, types.OCILayer)
+			}
+		}
+		if err := validate.Image(img); err != nil {
+			t.Errorf("%s: %v", r.Name, err)
+		}
+		cf, _ := img.ConfigFile()
+		if cf.Config.Labels["name"] != r.Name || cf.Config.Labels["release-of-base"] != "" || cf.Config.Labels["com.redhat.component"] != r.Name+"-container" {
+			t.Errorf("%s: labels %v", r.Name, cf.Config.Labels)
+		}
+	}
+}
+
+// rootfsTar writes a file-system tarball holding rhelLike().
+func rootfsTar(t *testing.T) string {
+	t.Helper()
+	placed, err := layer.Place(rhelLike(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := layer.Build(placed, layer.Options{MTime: time.Unix(1, 0), CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := res.Layer.Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	path := filepath.Join(t.TempDir(), "rootfs.tar")
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// dockerTarball writes a `docker save` tarball of a Docker-format linux/amd64 image with labels of its own.
+func dockerTarball(t *testing.T) string {
+	t.Helper()
+	l, err := tarball.LayerFromFile(rootfsTar(t), tarball.WithMediaType(types.DockerLayer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.Append(mutate.MediaType(empty.Image, types.DockerManifestSchema2), mutate.Addendum{Layer: l, MediaType: types.DockerLayer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, _ := img.ConfigFile()
+	cf = cf.DeepCopy()
+	cf.OS, cf.Architecture = "linux", "amd64"
+	cf.Config.Labels = map[string]string{"name": "rhel9", "release-of-base": "7", "com.redhat.component": "rhel-container"}
+	if img, err = mutate.ConfigFile(img, cf); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := img.Manifest(); m.Layers[0].MediaType != types.DockerLayer {
+		t.Fatalf("the fixture is not a Docker-format image: %s", m.Layers[0].MediaType)
+	}
+	path := filepath.Join(t.TempDir(), "base.tar")
+	if err := tarball.WriteToFile(path, name.MustParseReference("registry.example.com/rhel9:latest"), img); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func TestPlainHTTPOnlyWhenAskedOrLoopback(t *testing.T) {

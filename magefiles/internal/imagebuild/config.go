@@ -16,10 +16,19 @@ import (
 // SourceURL is the repository the images are built from (org.opencontainers.image.source).
 const SourceURL = "https://github.com/openshift/aws-efs-csi"
 
-// Labels returns the labels an image of spec carries, given the module's version, the release and the commit.
+// BuildLabels are the labels whose values come from the build (module version, commit, build time), not from the
+// spec: a Containerfile does not repeat them.
+var BuildLabels = []string{"version", "release", "vcs-ref", "org.opencontainers.image.version", "org.opencontainers.image.revision", "org.opencontainers.image.created"}
+
+// Labels returns the labels an image of spec carries, given the module's version, the release and the commit: the
+// labels Red Hat's container guidelines ask for and OCI's, none of them inherited from the base.
 func Labels(spec Spec, version, release, commit string, created time.Time) map[string]string {
-	return map[string]string{
+	l := map[string]string{
 		"name":                                 spec.Name,
+		"com.redhat.component":                 spec.Name + "-container",
+		"vendor":                               Vendor,
+		"url":                                  SourceURL,
+		"maintainer":                           Maintainer,
 		"summary":                              spec.Config.DisplayName,
 		"description":                          spec.Config.Description,
 		"io.k8s.display-name":                  spec.Config.DisplayName,
@@ -36,11 +45,17 @@ func Labels(spec Spec, version, release, commit string, created time.Time) map[s
 		"org.opencontainers.image.created":     created.UTC().Format(time.RFC3339),
 		"org.opencontainers.image.source":      SourceURL,
 		"org.opencontainers.image.licenses":    "Apache-2.0",
+		"org.opencontainers.image.vendor":      Vendor,
 	}
+	if spec.Config.CPE != "" {
+		l["cpe"] = spec.Config.CPE
+	}
+	return l
 }
 
-// configure writes spec's config over the base's: labels, entrypoint (the base's command is dropped with it),
-// user and environment; the creation time is the build's fixed time and the media types are OCI.
+// configure writes spec's config over the base's: labels (the base's are dropped: an image must not claim the
+// base's name, component or version), entrypoint (the base's command is dropped with it), user and environment;
+// the creation time is the build's fixed time and the media types are OCI.
 func (a *assembler) configure(img v1.Image, spec Spec, p platform.Platform) (v1.Image, error) {
 	st, ok := a.opts.Stamps[spec.Module]
 	if !ok {
@@ -51,10 +66,7 @@ func (a *assembler) configure(img v1.Image, spec Spec, p platform.Platform) (v1.
 		return nil, err
 	}
 	cf = cf.DeepCopy()
-	labels := cf.Config.Labels
-	if labels == nil {
-		labels = map[string]string{}
-	}
+	labels := map[string]string{}
 	for k, v := range Labels(spec, st.Version, a.opts.release(st), st.Commit, a.opts.MTime) {
 		labels[k] = v
 	}

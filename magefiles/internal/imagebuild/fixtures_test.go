@@ -5,6 +5,7 @@ import (
 	"log"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,26 +21,41 @@ import (
 	"github.com/openshift/aws-efs-csi/magefiles/internal/layer"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/platform"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/stamp"
-	"github.com/openshift/aws-efs-csi/magefiles/internal/wheels"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/versions"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/wheeltest"
 )
 
 var testTime = time.Unix(1767225600, 0).UTC()
 
+const testCPE = "cpe:/a:redhat:openshift:5.0::el9"
+
+// testVersions stands for images/versions.conf.
+var testVersions = versions.Versions{Values: map[string]string{"BASE_IMAGE": "registry.example.com/ocp/5.0:base-rhel9", "CPE": testCPE}}
+
+// pyVersion is the Python of the synthetic bases: the host's, so that the efs-utils bytecode can be compiled here
+// (RHEL 9 has 3.9; bytecode needs an interpreter of the base's minor version).
+var pyVersion = func() string {
+	out, err := exec.Command("/usr/bin/python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])").Output()
+	if err != nil {
+		panic("the host's /usr/bin/python3 is needed: " + err.Error())
+	}
+	return strings.TrimSpace(string(out))
+}()
+
 // rhelLike lists what a RHEL 9 runtime base holds that the assembly looks at: merged /usr (sbin → usr/sbin),
-// /var/run → ../run, python3 → python3.9, stunnel and mount.nfs4.
+// /var/run → ../run, python3 → python3.N, stunnel and mount.nfs4.
 func rhelLike(without ...string) []layer.Entry {
 	all := []layer.Entry{
 		{Path: "usr/bin", Kind: layer.Dir, Mode: 0o755},
 		{Path: "usr/sbin", Kind: layer.Dir, Mode: 0o755},
-		{Path: "usr/lib64/python3.9/os.py", Kind: layer.File, Mode: 0o644, Data: []byte("# os\n")},
+		{Path: "usr/lib64/python" + pyVersion + "/os.py", Kind: layer.File, Mode: 0o644, Data: []byte("# os\n")},
 		{Path: "sbin", Kind: layer.Symlink, Link: "usr/sbin"},
 		{Path: "bin", Kind: layer.Symlink, Link: "usr/bin"},
 		{Path: "run", Kind: layer.Dir, Mode: 0o755},
 		{Path: "var/run", Kind: layer.Symlink, Link: "../run"},
 		{Path: "etc/os-release", Kind: layer.File, Mode: 0o644, Data: []byte("ID=rhel\n")},
-		{Path: "usr/bin/python3.9", Kind: layer.File, Mode: 0o755, Data: []byte("python")},
-		{Path: "usr/bin/python3", Kind: layer.Symlink, Link: "python3.9"},
+		{Path: "usr/bin/python" + pyVersion, Kind: layer.File, Mode: 0o755, Data: []byte("python")},
+		{Path: "usr/bin/python3", Kind: layer.Symlink, Link: "python" + pyVersion},
 		{Path: "usr/bin/stunnel", Kind: layer.File, Mode: 0o755, Data: []byte("stunnel")},
 		{Path: "usr/sbin/mount.nfs", Kind: layer.File, Mode: 0o4755, Data: []byte("mount.nfs")},
 		{Path: "usr/sbin/mount.nfs4", Kind: layer.Symlink, Link: "mount.nfs"},
@@ -106,7 +122,7 @@ func writeBase(t *testing.T, entries []layer.Entry, platforms []platform.Platfor
 type project struct {
 	efsUtils string
 	bin      string
-	wheels   []wheels.Wheel
+	wheels   []string
 }
 
 func newProject(t *testing.T) project {
@@ -128,7 +144,7 @@ func newProject(t *testing.T) project {
 		"efs-utils/efs_utils/__pycache__/x.pyc":   "pyc",
 		"efs-utils/efs_utils/stunnel/__init__.py": "",
 	}
-	for _, p := range platform.Supported() {
+	for _, p := range platform.Known() {
 		files["bin/"+p.Dir()+"/"+Driver] = "driver for " + p.String()
 		files["bin/"+p.Dir()+"/"+Operator] = "operator for " + p.String()
 	}
@@ -143,7 +159,7 @@ func newProject(t *testing.T) project {
 	return project{
 		efsUtils: filepath.Join(root, "efs-utils"),
 		bin:      filepath.Join(root, "bin"),
-		wheels:   []wheels.Wheel{{Requirement: wheels.Requirement{Name: "botocore", Version: "1.34.140"}, Path: wheelPath, SHA256: wheeltest.SHA256(data)}},
+		wheels:   []string{wheelPath},
 	}
 }
 
@@ -160,7 +176,7 @@ func writeFile(t *testing.T, name, content string) {
 // options builds the three images of DefaultSpecs on local bases for every platform.
 func options(t *testing.T, pr project, base, outDir string) Options {
 	t.Helper()
-	specs := DefaultSpecs()
+	specs := DefaultSpecs(testVersions)
 	specs[0].From = base
 	specs[2].From = base
 	return Options{
@@ -169,7 +185,7 @@ func options(t *testing.T, pr project, base, outDir string) Options {
 		EFSUtilsDir: pr.efsUtils,
 		Wheels:      pr.wheels,
 		Specs:       specs,
-		Platforms:   platform.Supported(),
+		Platforms:   platform.Known(),
 		Stamps: map[string]stamp.Stamp{
 			"driver":   {Version: "v1.2.3", Commit: "0123456789abcdef0123456789abcdef01234567"},
 			"operator": {Version: "v0.4.0", Commit: "0123456789abcdef0123456789abcdef01234567"},

@@ -4,6 +4,7 @@ import (
 	"path"
 
 	"github.com/openshift/aws-efs-csi/magefiles/internal/layer"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/versions"
 )
 
 // LayerKind says where a layer's files come from.
@@ -52,17 +53,24 @@ type Config struct {
 	User string
 	// Env entries replace base entries with the same name.
 	Env []string
+	// CPE is the cpe label (images built on RHEL for an OpenShift release); empty means none.
+	CPE string
 }
 
 // Spec describes one image.
 type Spec struct {
 	// Name is the repository name, the layout directory under _output/images and the key of digests.json.
 	Name string
-	// From is the base: a registry reference, "oci:<layout dir>[:<ref name>]", "scratch", or "image:<name>" for an
-	// image assembled earlier in the same run.
+	// From is the base: a registry reference, "oci:<layout dir>[:<ref name>]", "tarball:<file>" (docker save or
+	// crane pull), "rootfs:<os/arch>=<file>[,...]" (a file-system tarball such as mmdebstrap's, one per
+	// platform), "scratch", or "image:<name>" for an image assembled earlier in the same run. Empty means the
+	// base must be given in FromEnv.
 	From string
 	// FromEnv is the environment variable that overrides From; errors about the base name it.
 	FromEnv string
+	// FromStage names the stage of the image's Containerfile that From stands for when mage cannot build that
+	// stage itself (it runs dnf); the Containerfile's final stage must be FROM it.
+	FromStage string
 	// Module is the Go module whose version the image carries (driver or operator).
 	Module string
 	// CheckEFSUtilsRuntime makes the build fail unless the base has python3 >= 3.9, stunnel and mount.nfs4.
@@ -81,28 +89,34 @@ const (
 // StaticFilesDir is where the driver image keeps the efs-utils files the driver copies into its config directory.
 const StaticFilesDir = "/usr/share/aws-efs-csi-driver/efs-static-files"
 
-// Default bases: the OpenShift CI images the Containerfiles build FROM.
+// EFSUtilsRuntimeStage is the stage of images/aws-efs-utils-base/Containerfile that installs the RPMs efs-utils
+// needs (python3, stunnel, nfs-utils); mage cannot run dnf, so it assembles the efs-utils base on an image of that
+// stage, given by AWS_EFS_UTILS_BASE_FROM.
+const EFSUtilsRuntimeStage = "runtime"
+
+// Vendor, Maintainer are the vendor and maintainer labels of every image.
 const (
-	// DefaultEFSUtilsRuntime already holds the RPMs efs-utils needs (python3, stunnel, nfs-utils); mage cannot
-	// install RPMs, so the efs-utils image is assembled on it and its efs-utils files are replaced by ours.
-	DefaultEFSUtilsRuntime = "registry.ci.openshift.org/ocp/4.22:aws-efs-utils-base"
-	// DefaultRHEL9 is the RHEL 9 base of the operator image.
-	DefaultRHEL9 = "registry.ci.openshift.org/ocp/4.22:base-rhel9"
+	Vendor     = "Red Hat, Inc."
+	Maintainer = "OpenShift Storage <aos-storage-staff@redhat.com>"
 )
 
-// DefaultSpecs lists the images `mage images` assembles, in dependency order. The bundle image (issue 8) is added
-// by appending a Spec with From "scratch".
-func DefaultSpecs() []Spec {
+// DefaultSpecs lists the images `mage images` assembles, in dependency order, with the bases and CPE of the
+// versions file: the efs-utils base has no default (an image of its Containerfile's runtime stage must be given),
+// the driver is built on the efs-utils base of the same run, as Konflux builds it on the aws-efs-utils-base
+// component, and the operator on BASE_IMAGE.
+func DefaultSpecs(v versions.Versions) []Spec {
 	driverBin := path.Join("/usr/bin", Driver)
+	cpe := v.Get("CPE")
 	return []Spec{
 		{
-			Name: EFSUtilsBase, From: DefaultEFSUtilsRuntime, FromEnv: "AWS_EFS_UTILS_BASE_FROM", Module: "driver",
+			Name: EFSUtilsBase, From: "", FromEnv: "AWS_EFS_UTILS_BASE_FROM", FromStage: EFSUtilsRuntimeStage, Module: "driver",
 			CheckEFSUtilsRuntime: true,
-			Layers:               []LayerSpec{{Name: "efs-utils", Kind: EFSUtils}, {Name: "botocore wheels", Kind: Wheels}},
+			Layers:               []LayerSpec{{Name: "efs-utils", Kind: EFSUtils}, {Name: "botocore", Kind: Wheels}},
 			Config: Config{
 				DisplayName: "AWS EFS utils base",
 				Description: "RHEL 9 with the Amazon EFS mount helper (mount.efs, amazon-efs-mount-watchdog), stunnel, nfs-utils and botocore: the base of the AWS EFS CSI driver image.",
 				Tags:        "aws,efs,efs-utils,nfs,storage",
+				CPE:         cpe,
 			},
 		},
 		{
@@ -117,10 +131,11 @@ func DefaultSpecs() []Spec {
 				Tags:        "aws,efs,csi,storage,openshift",
 				Entrypoint:  []string{driverBin, "--efs-utils-static-files-path=" + StaticFilesDir},
 				User:        "0",
+				CPE:         cpe,
 			},
 		},
 		{
-			Name: Operator, From: DefaultRHEL9, FromEnv: "AWS_EFS_CSI_DRIVER_OPERATOR_FROM", Module: "operator",
+			Name: Operator, From: v.Get("BASE_IMAGE"), FromEnv: "AWS_EFS_CSI_DRIVER_OPERATOR_FROM", Module: "operator",
 			Layers: []LayerSpec{{Name: Operator, Kind: Binary, Program: Operator, Dest: path.Join("/usr/bin", Operator)}},
 			Config: Config{
 				DisplayName: "AWS EFS CSI Driver Operator",
@@ -128,6 +143,7 @@ func DefaultSpecs() []Spec {
 				Tags:        "aws,efs,csi,storage,operator,openshift",
 				Entrypoint:  []string{path.Join("/usr/bin", Operator)},
 				User:        "1001",
+				CPE:         cpe,
 			},
 		},
 	}

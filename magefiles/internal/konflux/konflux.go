@@ -12,11 +12,18 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Platforms are the build-platforms every PipelineRun must list (Konflux names for linux/amd64 ... s390x).
-var Platforms = []string{"linux/x86_64", "linux/arm64", "linux/ppc64le", "linux/s390x"}
+// Platforms are the build-platforms every PipelineRun must list: Konflux's names for platform.Supported(),
+// linux/amd64 and linux/arm64 (EFS runs on AWS only).
+var Platforms = []string{"linux/x86_64", "linux/arm64"}
+
+// lockArches are the RPM architectures of Platforms (rpms.in.yaml and rpms.lock.yaml).
+var lockArches = []string{"x86_64", "aarch64"}
+
+// BuildArgsFile is the build-args file every PipelineRun passes (the versions file).
+const BuildArgsFile = "images/versions.conf"
 
 // Components are the images Konflux builds, each with a pull-request and a push PipelineRun.
-var Components = []string{"aws-efs-utils-base", "aws-efs-csi-driver", "aws-efs-csi-driver-operator", "aws-efs-csi-driver-operator-bundle"}
+var Components = []string{"aws-efs-utils-base", "aws-efs-csi-driver", "aws-efs-csi-driver-operator", "aws-efs-csi-driver-operator-bundle", "aws-efs-csi-driver-operator-catalog"}
 
 // Run is the part of a PipelineRun the checks read.
 type Run struct {
@@ -153,6 +160,9 @@ func checkBuild(root, where string, r Run) []string {
 	if _, err := os.Stat(filepath.Join(root, ctx, df)); df == "" || err != nil {
 		add("dockerfile %q does not exist in the context %q", df, ctx)
 	}
+	if r.Param("build-args-file") != BuildArgsFile {
+		add("build-args-file %q: want %s, where every version-like value comes from", r.Param("build-args-file"), BuildArgsFile)
+	}
 	if r.Param("hermetic") != "true" {
 		add("hermetic is %q: want \"true\" (builds use prefetched inputs only)", r.Param("hermetic"))
 	}
@@ -232,7 +242,7 @@ func checkLock(path string) error {
 	for _, a := range lock.Arches {
 		have[a.Arch] = true
 	}
-	for _, a := range []string{"x86_64", "aarch64", "ppc64le", "s390x"} {
+	for _, a := range lockArches {
 		if !have[a] {
 			return fmt.Errorf("%s: no entry for arch %s", path, a)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/openshift/aws-efs-csi/magefiles/internal/bundle"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/containerfile"
 )
 
 func repoRoot(t *testing.T) string {
@@ -34,10 +35,11 @@ func TestShippedPipelineRuns(t *testing.T) {
 
 func TestBundleContainerfileLabelsMatchAnnotations(t *testing.T) {
 	root := repoRoot(t)
-	labels, err := Labels(filepath.Join(root, "operator", "manifests", "bundle.Containerfile"))
+	f, err := containerfile.ParseFile(filepath.Join(root, "operator", "manifests", "bundle.Containerfile"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	labels := containerfile.Labels(f.Final())
 	ann, err := bundle.ReadAnnotations(filepath.Join(root, "operator", "manifests"))
 	if err != nil {
 		t.Fatal(err)
@@ -59,10 +61,11 @@ func TestBundleContainerfileLabelsMatchAnnotations(t *testing.T) {
 
 func TestRPMInputMatchesContainerfile(t *testing.T) {
 	root := repoRoot(t)
-	want, err := DNFPackages(filepath.Join(root, "images", "aws-efs-utils-base", "Containerfile"))
+	f, err := containerfile.ParseFile(filepath.Join(root, "images", "aws-efs-utils-base", "Containerfile"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	want := f.DNFPackages()
 	got, err := LockInputPackages(filepath.Join(root, "ci", "prefetch", "aws-efs-utils-base", "rpms.in.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +89,8 @@ func TestCheckFindsProblems(t *testing.T) {
 		{"missing requirements", `"requirements_files": ["requirements.txt.ocp"]`, `"requirements_files": ["requirements.txt"]`, "missing requirements.txt"},
 		{"unknown prefetch type", `"type": "rpm"`, `"type": "cargo"`, "unknown type"},
 		{"not hermetic", "value: \"true\"\n    - name: prefetch-input", "value: \"false\"\n    - name: prefetch-input", `hermetic is "false"`},
-		{"three platforms", "        - linux/s390x\n", "", "build-platforms"},
+		{"one platform", "        - linux/arm64\n", "", "build-platforms"},
+		{"no versions file", "value: images/versions.conf\n", "value: images/other.conf\n", `build-args-file "images/other.conf": want images/versions.conf`},
 		{"bad prefetch JSON", `value: '[{"type"`, `value: '[{type`, "prefetch-input"},
 		{"yaml syntax", "kind: PipelineRun", "kind: [PipelineRun", "aws-efs-utils-base-push.yaml"},
 	} {
@@ -110,5 +114,34 @@ func TestCheckFindsProblems(t *testing.T) {
 				t.Fatalf("problems:\n%s\nwant one containing %q", msg, tc.want)
 			}
 		})
+	}
+}
+
+// TestReadyNeedsAResolvedLock: an RPM lock with empty package lists (as committed until it is generated) or one
+// that misses a package for an architecture is reported, and a complete one is not.
+func TestReadyNeedsAResolvedLock(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("rpms.in.yaml", "packages: [python3, stunnel]\narches: [x86_64, aarch64]\n")
+	pkg := func(name string) string {
+		return "      - {name: " + name + ", url: https://cdn.example.com/" + name + ".rpm, checksum: 'sha256:00ff', size: 1}\n"
+	}
+	for _, row := range []struct{ name, lock, want string }{
+		{"empty lists", "lockfileVersion: 1\narches:\n  - arch: x86_64\n    packages: []\n  - arch: aarch64\n    packages: []\n", "arch x86_64 resolves no python3, stunnel"},
+		{"one arch short", "lockfileVersion: 1\narches:\n  - arch: x86_64\n    packages:\n" + pkg("python3") + pkg("stunnel") + "  - arch: aarch64\n    packages:\n" + pkg("python3"), "arch aarch64 resolves no stunnel"},
+		{"no checksum", "lockfileVersion: 1\narches:\n  - arch: x86_64\n    packages:\n      - {name: python3, url: x}\n" + pkg("stunnel") + "  - arch: aarch64\n    packages:\n" + pkg("python3") + pkg("stunnel"), "arch x86_64 resolves no python3"},
+		{"missing arch", "lockfileVersion: 1\narches:\n  - arch: x86_64\n    packages:\n" + pkg("python3") + pkg("stunnel"), "no entry for arch aarch64"},
+		{"complete", "lockfileVersion: 1\narches:\n  - arch: x86_64\n    packages:\n" + pkg("python3") + pkg("stunnel") + "  - arch: aarch64\n    packages:\n" + pkg("python3") + pkg("stunnel"), ""},
+	} {
+		write("rpms.lock.yaml", row.lock)
+		got := strings.Join(lockResolves(dir), "\n")
+		if row.want == "" && got != "" || !strings.Contains(got, row.want) {
+			t.Errorf("%s: problems %q, want %q", row.name, got, row.want)
+		}
 	}
 }

@@ -16,8 +16,9 @@ func TestParse(t *testing.T) {
 		want    []Platform
 		wantErr string
 	}{
-		{name: "empty means all", value: "", want: Supported()},
-		{name: "blank means all", value: "  ", want: Supported()},
+		{name: "empty means amd64 and arm64", value: "", want: []Platform{amd, arm}},
+		{name: "blank means amd64 and arm64", value: "  ", want: Supported()},
+		{name: "ppc64le and s390x on request", value: "linux/s390x,linux/ppc64le", want: []Platform{{OS: "linux", Arch: "ppc64le"}, s390}},
 		{name: "one", value: "linux/arm64", want: []Platform{arm}},
 		{name: "comma list kept in release order", value: "linux/s390x,linux/amd64", want: []Platform{amd, s390}},
 		{name: "spaces and duplicates", value: "linux/amd64 linux/amd64, linux/arm64", want: []Platform{amd, arm}},

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 )
 
 // Kind is the type of a file system node.
@@ -45,60 +46,21 @@ const maxLinks = 40
 // ErrNotFound is returned by Resolve when a path, or a directory on the way to it, does not exist.
 var ErrNotFound = errors.New("no such file or directory")
 
-// Read merges the layers of img in order, applying OCI whiteouts and opaque directories.
+// Read indexes the file system of img: go-containerregistry's mutate.Extract flattens the layers (whiteouts,
+// opaque directories, a symlink replacing a directory), and each entry of the result becomes a node.
 func Read(img v1.Image) (*FS, error) {
-	layers, err := img.Layers()
-	if err != nil {
-		return nil, fmt.Errorf("listing the layers: %w", err)
-	}
+	rc := mutate.Extract(img)
+	defer rc.Close()
 	fsys := New()
-	for i, l := range layers {
-		rc, err := l.Uncompressed()
-		if err != nil {
-			return nil, fmt.Errorf("opening layer %d: %w", i, err)
-		}
-		err = fsys.apply(tar.NewReader(rc))
-		rc.Close()
-		if err != nil {
-			return nil, fmt.Errorf("reading layer %d: %w", i, err)
-		}
-	}
-	return fsys, nil
-}
-
-// New returns an empty file system holding only the root directory.
-func New() *FS {
-	return &FS{nodes: map[string]Node{".": {Kind: Dir, Mode: 0o755}}}
-}
-
-// Add records one node, as if a layer held it; used to describe small file systems in tests and fixtures.
-func (f *FS) Add(p string, n Node) {
-	f.nodes[clean(p)] = n
-}
-
-func (f *FS) apply(tr *tar.Reader) error {
-	// Whiteouts hide what lower layers hold; entries of the same layer are applied after, so they survive.
-	var adds []*tar.Header
+	tr := tar.NewReader(rc)
 	for {
 		hdr, err := tr.Next()
 		if err == io.EOF {
-			break
+			return fsys, nil
 		}
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("reading the image's file system: %w", err)
 		}
-		name := clean(hdr.Name)
-		dir, base := path.Split(name)
-		switch {
-		case base == ".wh..wh..opq":
-			f.removeUnder(clean(dir), false)
-		case strings.HasPrefix(base, ".wh."):
-			f.removeUnder(clean(path.Join(dir, strings.TrimPrefix(base, ".wh."))), true)
-		default:
-			adds = append(adds, hdr)
-		}
-	}
-	for _, hdr := range adds {
 		n := Node{Mode: hdr.Mode & 0o7777, UID: hdr.Uid, GID: hdr.Gid}
 		switch hdr.Typeflag {
 		case tar.TypeDir:
@@ -110,19 +72,18 @@ func (f *FS) apply(tr *tar.Reader) error {
 		default:
 			n.Kind = Other
 		}
-		f.nodes[clean(hdr.Name)] = n
+		fsys.nodes[clean(hdr.Name)] = n
 	}
-	return nil
 }
 
-// removeUnder deletes everything below dir and, when self is true, dir itself.
-func (f *FS) removeUnder(dir string, self bool) {
-	prefix := dir + "/"
-	for p := range f.nodes {
-		if strings.HasPrefix(p, prefix) || (self && p == dir) {
-			delete(f.nodes, p)
-		}
-	}
+// New returns an empty file system holding only the root directory.
+func New() *FS {
+	return &FS{nodes: map[string]Node{".": {Kind: Dir, Mode: 0o755}}}
+}
+
+// Add records one node, as if a layer held it; used to describe small file systems in tests and fixtures.
+func (f *FS) Add(p string, n Node) {
+	f.nodes[clean(p)] = n
 }
 
 // Lookup returns the node at p without following symlinks.

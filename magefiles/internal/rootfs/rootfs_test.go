@@ -87,6 +87,23 @@ func TestReadAppliesWhiteoutsAndFindsPrograms(t *testing.T) {
 	}
 }
 
+// TestReadSymlinkReplacingADirectory: a later layer turns /opt/app from a directory into a symlink; what the
+// directory held is gone (the reader this replaced kept /opt/app/x).
+func TestReadSymlinkReplacingADirectory(t *testing.T) {
+	lower := tarLayer(t, "d opt", "d opt/app", "f opt/app/x", "d opt/real")
+	upper := tarLayer(t, "l opt/app real")
+	fsys, err := Read(image(t, lower, upper))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := fsys.Lookup("opt/app/x"); ok {
+		t.Error("/opt/app/x survived /opt/app becoming a symlink")
+	}
+	if n, ok := fsys.Lookup("opt/app"); !ok || n.Kind != Symlink || n.Link != "real" {
+		t.Errorf("/opt/app = %+v, %v; want a symlink to real", n, ok)
+	}
+}
+
 func TestMissingNamesWhatIsMissing(t *testing.T) {
 	rows := []struct {
 		name    string

@@ -40,12 +40,25 @@ type Options struct {
 var raceNeeds = []sysdeps.Requirement{{Package: "gcc", Command: "gcc"}}
 
 // goNeeds is what the go test suite of module dir needs: the driver's end-to-end tests (driver/test/e2e) also run
-// our mount.efs through real mount(8) and stunnel, so they need the efs-utils suite's packages.
+// our mount.efs through real mount(8) and stunnel, so they need the efs-utils suite's packages; the magefiles
+// tests build a stand-in sdist into a wheel and byte-compile efs-utils with the system Python.
 func goNeeds(dir string) []sysdeps.Requirement {
-	if dir == "driver" {
+	switch dir {
+	case "driver":
 		return append(append([]sysdeps.Requirement{}, raceNeeds...), pythonNeeds...)
+	case "magefiles":
+		return append(append([]sysdeps.Requirement{}, raceNeeds...), buildPythonNeeds...)
 	}
 	return raceNeeds
+}
+
+// buildPythonNeeds is what `pip wheel --no-build-isolation` of an sdist needs (pybuild), as RHEL's RPMs provide it
+// in the Containerfile.
+var buildPythonNeeds = []sysdeps.Requirement{
+	{Package: "python3", File: "/usr/bin/python3"},
+	{Package: "python3-setuptools", PythonModule: "setuptools"},
+	{Package: "python3-wheel", PythonModule: "wheel"},
+	{Package: "python3-pip", PythonModule: "pip"},
 }
 
 // pythonNeeds is what the efs-utils suite needs: Debian's Python with pytest and the libraries RHEL ships as

@@ -39,8 +39,8 @@ func (e Env) requirements() ([]Requirement, error) {
 	return ParseRequirements(e.Requirements, string(data))
 }
 
-// FetchAll makes Dir hold a verified wheel for every requirement of the file (see Fetch).
-func (e Env) FetchAll(ctx context.Context, client HTTPClient, progress io.Writer) ([]Wheel, error) {
+// FetchAll makes Dir hold a verified wheel or sdist for every requirement of the file (see Fetch).
+func (e Env) FetchAll(ctx context.Context, client HTTPClient, progress io.Writer) ([]Verified, error) {
 	reqs, err := e.requirements()
 	if err != nil {
 		return nil, err
@@ -48,8 +48,8 @@ func (e Env) FetchAll(ctx context.Context, client HTTPClient, progress io.Writer
 	return Fetch(ctx, reqs, Options{IndexURL: e.IndexURL, Client: client, Dir: e.Dir, Progress: progress})
 }
 
-// LocalAll returns the verified wheels of every requirement from Dir, without network access.
-func (e Env) LocalAll() ([]Wheel, error) {
+// LocalAll returns the verified file of every requirement from Dir, without network access.
+func (e Env) LocalAll() ([]Verified, error) {
 	reqs, err := e.requirements()
 	if err != nil {
 		return nil, err

@@ -20,23 +20,26 @@ import (
 // DefaultIndexURL is the public PyPI simple index.
 const DefaultIndexURL = "https://pypi.org/simple"
 
-// Options says where wheels come from and go.
+// Options says where distributions come from and go.
 type Options struct {
-	// IndexURL is the PEP 503 simple index (DefaultIndexURL when empty).
+	// IndexURL is the PEP 503/691 simple index (DefaultIndexURL when empty).
 	IndexURL string
-	// Client makes the HTTP requests; nil means http.DefaultClient.
+	// Client makes the HTTP requests; nil means NewClient().
 	Client HTTPClient
-	// Dir receives the verified wheels (_output/wheels).
+	// Dir receives the verified files (_output/wheels).
 	Dir string
 	// Progress receives one line per requirement.
 	Progress io.Writer
 }
 
-// Wheel is a verified wheel file on disk.
-type Wheel struct {
+// Verified is a distribution file on disk, a pure-Python wheel or a source distribution, whose sha256 is one of
+// its requirement's pinned hashes.
+type Verified struct {
 	Requirement Requirement
 	Path        string
 	SHA256      string
+	// Sdist is true for a source distribution, which is built into a wheel before it is installed (pybuild).
+	Sdist bool
 }
 
 // HTTPClient is the part of *http.Client the index client uses.
@@ -48,7 +51,7 @@ func (o Options) client() HTTPClient {
 	if o.Client != nil {
 		return o.Client
 	}
-	return http.DefaultClient
+	return NewClient()
 }
 
 func (o Options) indexURL() string {
@@ -58,29 +61,30 @@ func (o Options) indexURL() string {
 	return DefaultIndexURL
 }
 
-// Fetch makes sure Dir holds, for every requirement, a pure-Python wheel whose sha256 is one of the pinned hashes,
-// downloading from the index only what is not there yet; the result follows the order of reqs. A download whose
-// hash matches no pinned hash is deleted and fails the fetch.
-func Fetch(ctx context.Context, reqs []Requirement, opts Options) ([]Wheel, error) {
+// Fetch makes sure Dir holds, for every requirement, a file whose sha256 is one of the pinned hashes: a
+// pure-Python wheel when one is pinned, else the source distribution. It downloads only what is not there yet;
+// the result follows the order of reqs. A download whose hash matches no pinned hash is deleted and fails the
+// fetch.
+func Fetch(ctx context.Context, reqs []Requirement, opts Options) ([]Verified, error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
 	report := progress.New(opts.Progress)
-	out := make([]Wheel, len(reqs))
+	out := make([]Verified, len(reqs))
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
 	for i, r := range reqs {
 		g.Go(func() error {
-			w, fetched, err := fetchOne(ctx, r, opts)
+			v, fetched, err := fetchOne(ctx, r, opts)
 			if err != nil {
 				return err
 			}
-			out[i] = w
+			out[i] = v
 			state := "already verified"
 			if fetched {
 				state = "downloaded and verified"
 			}
-			report.Printf("wheels: %s: %s %s (sha256:%s)", r, filepath.Base(w.Path), state, w.SHA256[:12])
+			report.Printf("wheels: %s: %s %s (sha256:%s)", r, filepath.Base(v.Path), state, v.SHA256[:12])
 			return nil
 		})
 	}
@@ -90,61 +94,58 @@ func Fetch(ctx context.Context, reqs []Requirement, opts Options) ([]Wheel, erro
 	return out, nil
 }
 
-// Local returns the verified wheel of every requirement from Dir, without any network access; a missing or
-// unverifiable wheel is an error telling to run the wheels target.
-func Local(reqs []Requirement, dir string) ([]Wheel, error) {
-	out := make([]Wheel, 0, len(reqs))
+// Local returns the verified file of every requirement from Dir, without any network access; a missing or
+// unverifiable file is an error telling to run the wheels target.
+func Local(reqs []Requirement, dir string) ([]Verified, error) {
+	out := make([]Verified, 0, len(reqs))
 	for _, r := range reqs {
-		w, ok, err := findLocal(r, dir)
+		v, ok, err := findLocal(r, dir)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			return nil, fmt.Errorf("%s (line %d): no wheel with a pinned hash in %s: run `go tool mage wheels`", r, r.Line, dir)
+			return nil, fmt.Errorf("%s (line %d): no file with a pinned hash in %s: run `go tool mage wheels`", r, r.Line, dir)
 		}
-		out = append(out, w)
+		out = append(out, v)
 	}
 	return out, nil
 }
 
-func fetchOne(ctx context.Context, r Requirement, opts Options) (Wheel, bool, error) {
-	if w, ok, err := findLocal(r, opts.Dir); err != nil || ok {
-		return w, false, err
+func fetchOne(ctx context.Context, r Requirement, opts Options) (Verified, bool, error) {
+	if v, ok, err := findLocal(r, opts.Dir); err != nil || ok {
+		return v, false, err
 	}
 	dists, err := Links(ctx, opts.client(), opts.indexURL(), r.Name)
 	if err != nil {
-		return Wheel{}, false, err
+		return Verified{}, false, err
 	}
 	candidates := versionFiles(dists, r)
 	if len(candidates) == 0 {
-		return Wheel{}, false, fmt.Errorf("%s (line %d): the index lists no file of version %s", r, r.Line, r.Version)
+		return Verified{}, false, fmt.Errorf("%s (line %d): the index lists no file of version %s", r, r.Line, r.Version)
 	}
-	// Pure wheels first (py3-none-any before py2.py3-none-any), the index's order otherwise.
+	// Pure wheels first (py3-none-any before py2.py3-none-any), then source distributions; platform wheels never.
 	sort.SliceStable(candidates, func(a, b int) bool { return rank(candidates[a]) < rank(candidates[b]) })
-	var sdists []string
+	var lastErr error
 	for _, d := range candidates {
-		f, _ := ParseFilename(d.Filename)
-		if !f.Pure() {
-			if !f.Wheel && (d.SHA256 == "" || slices.Contains(r.Hashes, d.SHA256)) {
-				sdists = append(sdists, d.Filename)
-			}
-			continue
+		if rank(d) > 2 {
+			break
 		}
 		if d.SHA256 != "" && !slices.Contains(r.Hashes, d.SHA256) {
 			continue // the index says this file is not one we pinned
 		}
-		w, err := download(ctx, opts.client(), r, d, opts.Dir)
-		if err != nil {
-			return Wheel{}, false, err
+		v, err := download(ctx, opts.client(), r, d, opts.Dir)
+		if err == nil {
+			return v, true, nil
 		}
-		return w, true, nil
+		lastErr = err
 	}
-	if len(sdists) > 0 {
-		return Wheel{}, false, fmt.Errorf("%s (line %d): the pinned hashes match only the source distribution %s; the image installs wheels only, so pin a pure-Python wheel too: run `go tool mage wheels:lock` where the index is reachable", r, r.Line, sdists[0])
+	if lastErr != nil {
+		return Verified{}, false, lastErr
 	}
-	return Wheel{}, false, fmt.Errorf("%s (line %d): none of the %d files the index lists for this version is a pure-Python wheel (py3-none-any) with a pinned hash", r, r.Line, len(candidates))
+	return Verified{}, false, fmt.Errorf("%s (line %d): none of the %d files the index lists for this version is a pure-Python wheel or a source distribution with a pinned hash", r, r.Line, len(candidates))
 }
 
+// rank orders candidate files: 0 py3-none-any wheels, 1 other pure wheels, 2 sdists, 3 platform wheels.
 func rank(d Dist) int {
 	f, _ := ParseFilename(d.Filename)
 	switch {
@@ -152,61 +153,68 @@ func rank(d Dist) int {
 		return 0
 	case f.Pure():
 		return 1
-	default:
+	case f.Sdist():
 		return 2
 	}
+	return 3
 }
 
-// findLocal looks in dir for a pure wheel of r whose content hashes to a pinned hash.
-func findLocal(r Requirement, dir string) (Wheel, bool, error) {
+// findLocal looks in dir for a pure wheel or an sdist of r whose content hashes to a pinned hash, wheels first.
+func findLocal(r Requirement, dir string) (Verified, bool, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if os.IsNotExist(err) {
-			return Wheel{}, false, nil
+			return Verified{}, false, nil
 		}
-		return Wheel{}, false, err
+		return Verified{}, false, err
 	}
+	var found []Verified
 	for _, e := range entries {
 		f, err := ParseFilename(e.Name())
-		if err != nil || !f.Pure() || f.Project != r.Normalized() || f.Version != r.Version {
+		if err != nil || !e.Type().IsRegular() || !(f.Pure() || f.Sdist()) || f.Project != r.Normalized() || f.Version != r.Version {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
 		sum, err := fileSHA256(p)
 		if err != nil {
-			return Wheel{}, false, err
+			return Verified{}, false, err
 		}
 		if slices.Contains(r.Hashes, sum) {
-			return Wheel{Requirement: r, Path: p, SHA256: sum}, true, nil
+			found = append(found, Verified{Requirement: r, Path: p, SHA256: sum, Sdist: f.Sdist()})
 		}
 	}
-	return Wheel{}, false, nil
+	if len(found) == 0 {
+		return Verified{}, false, nil
+	}
+	sort.SliceStable(found, func(a, b int) bool { return !found[a].Sdist && found[b].Sdist })
+	return found[0], true, nil
 }
 
 // download streams one file to a temporary name in dir, checks its sha256 against the pins and only then gives it
 // its real name.
-func download(ctx context.Context, client HTTPClient, r Requirement, d Dist, dir string) (Wheel, error) {
+func download(ctx context.Context, client HTTPClient, r Requirement, d Dist, dir string) (Verified, error) {
 	tmp, err := os.CreateTemp(dir, ".download-*")
 	if err != nil {
-		return Wheel{}, err
+		return Verified{}, err
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
 	sum, err := get(ctx, client, d.URL, tmp)
 	if err != nil {
-		return Wheel{}, fmt.Errorf("%s: downloading %s: %w", r, d.Filename, err)
+		return Verified{}, fmt.Errorf("%s: downloading %s: %w", r, d.Filename, err)
 	}
 	if !slices.Contains(r.Hashes, sum) {
-		return Wheel{}, fmt.Errorf("%s (line %d): %s has sha256 %s, which is not among the pinned hashes %v: refusing it", r, r.Line, d.Filename, sum, r.Hashes)
+		return Verified{}, fmt.Errorf("%s (line %d): %s has sha256 %s, which is not among the pinned hashes %v: refusing it", r, r.Line, d.Filename, sum, r.Hashes)
 	}
 	if err := tmp.Close(); err != nil {
-		return Wheel{}, err
+		return Verified{}, err
 	}
 	dest := filepath.Join(dir, filepath.Base(d.Filename))
 	if err := os.Rename(tmp.Name(), dest); err != nil {
-		return Wheel{}, err
+		return Verified{}, err
 	}
-	return Wheel{Requirement: r, Path: dest, SHA256: sum}, nil
+	f, _ := ParseFilename(d.Filename)
+	return Verified{Requirement: r, Path: dest, SHA256: sum, Sdist: f.Sdist()}, nil
 }
 
 // get copies the body of url into w and returns its hex sha256.

@@ -1,6 +1,7 @@
 package wheels
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -20,7 +21,9 @@ type index struct {
 	// advertise controls whether links carry #sha256= fragments.
 	advertise bool
 	// lie replaces the advertised hash of a file.
-	lie       map[string]string
+	lie map[string]string
+	// json serves PEP 691 JSON pages to clients that ask for them; otherwise PEP 503 HTML.
+	json      bool
 	downloads atomic.Int32
 }
 
@@ -41,6 +44,10 @@ func (ix *index) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	if ix.json && strings.Contains(r.Header.Get("Accept"), "application/vnd.pypi.simple.v1+json") {
+		ix.serveJSON(w, project, names)
+		return
+	}
 	fmt.Fprintf(w, "<!DOCTYPE html>\n<html><body><h1>Links for %s</h1>\n", project)
 	for _, n := range names {
 		frag := ""
@@ -53,6 +60,38 @@ func (ix *index) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "<a href=\"../../files/%s%s\" data-requires-python=\"&gt;=3.8\">%s</a><br/>\n", n, frag, n)
 	}
 	fmt.Fprint(w, "</body></html>\n")
+}
+
+func (ix *index) advertised(name string) string {
+	if !ix.advertise {
+		return ""
+	}
+	if l, ok := ix.lie[name]; ok {
+		return l
+	}
+	return wheeltest.SHA256(ix.blobs[name])
+}
+
+func (ix *index) serveJSON(w http.ResponseWriter, project string, names []string) {
+	type file struct {
+		Filename string            `json:"filename"`
+		URL      string            `json:"url"`
+		Hashes   map[string]string `json:"hashes"`
+	}
+	page := struct {
+		Meta  map[string]string `json:"meta"`
+		Name  string            `json:"name"`
+		Files []file            `json:"files"`
+	}{Meta: map[string]string{"api-version": "1.1"}, Name: project}
+	for _, n := range names {
+		f := file{Filename: n, URL: "../../files/" + n, Hashes: map[string]string{}}
+		if h := ix.advertised(n); h != "" {
+			f.Hashes["sha256"] = h
+		}
+		page.Files = append(page.Files, f)
+	}
+	w.Header().Set("Content-Type", "application/vnd.pypi.simple.v1+json")
+	json.NewEncoder(w).Encode(page)
 }
 
 func newIndex(t *testing.T) (*index, string) {
@@ -85,7 +124,14 @@ func pin(t *testing.T, line string) []Requirement {
 }
 
 func TestFetchDownloadsVerifiesAndReuses(t *testing.T) {
+	for _, form := range []string{"PEP 503 HTML", "PEP 691 JSON"} {
+		t.Run(form, func(t *testing.T) { testFetch(t, form == "PEP 691 JSON") })
+	}
+}
+
+func testFetch(t *testing.T, json bool) {
 	ix, url := newIndex(t)
+	ix.json = json
 	boto := "botocore-1.34.140-py3-none-any.whl"
 	six := "six-1.15.0-py2.py3-none-any.whl"
 	reqs := pin(t, fmt.Sprintf("botocore==1.34.140 --hash=sha256:%s --hash=sha256:%s\nsix==1.15.0 --hash=sha256:%s\n",
@@ -117,7 +163,7 @@ func TestFetchDownloadsVerifiesAndReuses(t *testing.T) {
 	if err := os.WriteFile(got[1].Path, []byte("tampered"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Local(reqs, dir); err == nil || !strings.Contains(err.Error(), "six==1.15.0 (line 2): no wheel with a pinned hash") {
+	if _, err := Local(reqs, dir); err == nil || !strings.Contains(err.Error(), "six==1.15.0 (line 2): no file with a pinned hash") {
 		t.Fatalf("Local with a tampered wheel = %v", err)
 	}
 }
@@ -133,17 +179,13 @@ func TestFetchRefuses(t *testing.T) {
 		want      string
 	}{
 		{"wrong hash, index advertises the real one", "botocore==1.34.140 --hash=sha256:" + hashB, true, "",
-			"none of the 2 files the index lists for this version is a pure-Python wheel (py3-none-any) with a pinned hash"},
+			"none of the 2 files the index lists for this version is a pure-Python wheel or a source distribution with a pinned hash"},
 		{"wrong hash, index advertises none", "botocore==1.34.140 --hash=sha256:" + hashB, false, "",
-			"botocore-1.34.140-py3-none-any.whl has sha256 " + wheeltest.SHA256(ix.blobs[boto]) + ", which is not among the pinned hashes"},
+			"botocore-1.34.140.tar.gz has sha256 " + wheeltest.SHA256(ix.blobs["botocore-1.34.140.tar.gz"]) + ", which is not among the pinned hashes"},
 		{"index lies about the hash", "botocore==1.34.140 --hash=sha256:" + hashB, true, hashB,
 			"which is not among the pinned hashes"},
-		{"only the sdist is pinned", "botocore==1.34.140 --hash=sha256:" + wheeltest.SHA256(ix.blobs["botocore-1.34.140.tar.gz"]), true, "",
-			"pinned hashes match only the source distribution botocore-1.34.140.tar.gz; the image installs wheels only"},
-		{"sdist only on the index", "sdistonly==1.0 --hash=sha256:" + wheeltest.SHA256(ix.blobs["sdistonly-1.0.tar.gz"]), true, "",
-			"match only the source distribution sdistonly-1.0.tar.gz"},
 		{"platform wheel", "native==1.0 --hash=sha256:" + wheeltest.SHA256(ix.blobs["native-1.0-cp39-cp39-manylinux_2_17_x86_64.whl"]), true, "",
-			"none of the 1 files"},
+			"none of the 1 files the index lists for this version is a pure-Python wheel or a source distribution"},
 		{"version not on the index", "botocore==9.9.9 --hash=sha256:" + hashA, true, "", "the index lists no file of version 9.9.9"},
 		{"project not on the index", "nothere==1.0 --hash=sha256:" + hashA, true, "", "404 Not Found"},
 	}
@@ -164,6 +206,42 @@ func TestFetchRefuses(t *testing.T) {
 				t.Errorf("a refused fetch left %v behind", left)
 			}
 		})
+	}
+}
+
+// TestFetchTakesThePinnedSdist: the committed requirements pin botocore's sdist only; Fetch takes the sdist
+// (pybuild turns it into a wheel) and prefers a wheel only when a wheel is pinned too.
+func TestFetchTakesThePinnedSdist(t *testing.T) {
+	ix, url := newIndex(t)
+	for _, json := range []bool{false, true} {
+		ix.json = json
+		dir := t.TempDir()
+		got, err := Fetch(t.Context(), pin(t, "botocore==1.34.140 --hash=sha256:"+wheeltest.SHA256(ix.blobs["botocore-1.34.140.tar.gz"])+
+			"\nsdistonly==1.0 --hash=sha256:"+wheeltest.SHA256(ix.blobs["sdistonly-1.0.tar.gz"])), Options{IndexURL: url, Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if filepath.Base(got[0].Path) != "botocore-1.34.140.tar.gz" || !got[0].Sdist || filepath.Base(got[1].Path) != "sdistonly-1.0.tar.gz" || !got[1].Sdist {
+			t.Fatalf("Fetch = %+v", got)
+		}
+		local, err := Local([]Requirement{got[0].Requirement}, dir)
+		if err != nil || !local[0].Sdist || local[0].SHA256 != got[0].SHA256 {
+			t.Fatalf("Local = %+v, %v", local, err)
+		}
+	}
+}
+
+// TestCommittedRequirementsRefuseAStandIn: the repository's requirements.txt.ocp pins the real botocore sdist; a
+// stand-in sdist under the same name is refused, so a stand-in can never slip into an image built from it.
+func TestCommittedRequirementsRefuseAStandIn(t *testing.T) {
+	_, url := newIndex(t)
+	reqs, err := (Env{Requirements: "../../../requirements.txt.ocp"}).requirements()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Fetch(t.Context(), reqs, Options{IndexURL: url, Dir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "none of the 2 files the index lists for this version is a pure-Python wheel or a source distribution with a pinned hash") {
+		t.Fatalf("Fetch of the committed pins from a stand-in index = %v", err)
 	}
 }
 
