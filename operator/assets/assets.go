@@ -20,6 +20,7 @@ const (
 	CredentialsRequest     = "driver/credentials.yaml"
 	NodeCredentialsRequest = "driver/credentials-node.yaml"
 	ServiceMonitor         = "driver/servicemonitor.yaml"
+	CSIDriver              = "driver/csidriver.yaml"
 	SharedVolumeCRD        = "crds/aws-efs.managed.openshift.io_sharedvolumes.yaml"
 )
 

@@ -33,6 +33,8 @@ func TestInventory(t *testing.T) {
 		"driver/main_provisioner_binding.yaml":                 "ClusterRoleBinding /efs-csi-main-provisioner-binding",
 		"driver/node.yaml":                                     "DaemonSet ${NAMESPACE}/aws-efs-csi-driver-node",
 		"driver/node_privileged_binding.yaml":                  "ClusterRoleBinding /efs-node-privileged-binding",
+		"driver/node_reader_binding.yaml":                      "ClusterRoleBinding /efs-node-reader-binding",
+		"driver/node_reader_role.yaml":                         "ClusterRole /efs-node-reader-role",
 		"driver/node_sa.yaml":                                  "ServiceAccount ${NAMESPACE}/aws-efs-csi-driver-node-sa",
 		"driver/privileged_role.yaml":                          "ClusterRole /efs-privileged-role",
 		"driver/prometheus_role.yaml":                          "Role ${NAMESPACE}/aws-efs-csi-driver-prometheus",

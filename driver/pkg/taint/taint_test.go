@@ -3,12 +3,17 @@ package taint
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 func nodeWith(taints ...corev1.Taint) *corev1.Node {
@@ -89,5 +94,34 @@ func TestRunStopsWithContext(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run = %v, want context.Canceled", err)
+	}
+}
+
+// TestRunStopsOnForbidden: a ServiceAccount without the RBAC gets one Forbidden answer, not one a second forever.
+func TestRunStopsOnForbidden(t *testing.T) {
+	for _, verb := range []string{"get", "patch"} {
+		t.Run(verb, func(t *testing.T) {
+			cs := fake.NewSimpleClientset(nodeWith(startup))
+			calls := map[string]int{}
+			cs.PrependReactor("*", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				calls[a.GetVerb()]++
+				if a.GetVerb() == verb {
+					return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "worker", errors.New("RBAC: denied"))
+				}
+				return false, nil, nil
+			})
+			r := &Remover{Nodes: cs.CoreV1().Nodes(), NodeName: "worker", Interval: time.Millisecond}
+			err := r.Run(t.Context())
+			var fe *ForbiddenError
+			if !errors.As(err, &fe) || fe.Verb != verb || !apierrors.IsForbidden(err) {
+				t.Fatalf("Run = %v, want a ForbiddenError for %s", err, verb)
+			}
+			if !strings.Contains(err.Error(), "may not "+verb+" nodes") {
+				t.Fatalf("error %q does not name the missing permission", err)
+			}
+			if calls[verb] != 1 {
+				t.Fatalf("%d %s requests, want exactly 1", calls[verb], verb)
+			}
+		})
 	}
 }

@@ -3,14 +3,21 @@ package main
 
 import (
 	"context"
+	"errors"
 	goflag "flag"
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
+	"time"
 
+	configclient "github.com/openshift/client-go/config/clientset/versioned"
 	"github.com/openshift/library-go/pkg/controller/controllercmd"
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
@@ -18,6 +25,7 @@ import (
 
 	"github.com/openshift/aws-efs-csi/operator/pkg/config"
 	"github.com/openshift/aws-efs-csi/operator/pkg/operator"
+	"github.com/openshift/aws-efs-csi/operator/pkg/tlsprofile"
 	opversion "github.com/openshift/aws-efs-csi/operator/pkg/version"
 )
 
@@ -57,22 +65,98 @@ func newRootCommand(out io.Writer) *cobra.Command {
 }
 
 // newStartCommand is library-go's controller command: leader election (Lease aws-efs-csi-driver-operator-lock),
-// the metrics and health server, --terminate-on-files, then operator.Run.
+// the metrics and health server, --terminate-on-files, then operator.Run. Before it runs, the metrics and health
+// server is given the cluster's TLS profile (pkg/tlsprofile).
 func newStartCommand() *cobra.Command {
 	v := opversion.Get()
-	cmd := controllercmd.NewControllerCommandConfig(componentName, version.Info{GitVersion: v.Version, GitCommit: v.Commit}, start, clock.RealClock{}).
+	tls := &tlsState{}
+	cmd := controllercmd.NewControllerCommandConfig(componentName, version.Info{GitVersion: v.Version, GitCommit: v.Commit}, tls.start, clock.RealClock{}).
 		NewCommandWithContext(context.Background())
 	cmd.Use = "start"
 	cmd.Short = "Start the operator"
+	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error { return tls.apply(cmd) }
 	return cmd
+}
+
+// tlsState carries the TLS profile the serving endpoint was configured with from the pre-run step to start.
+type tlsState struct {
+	client  configclient.Interface
+	profile tlsprofile.Profile
+}
+
+// apply resolves the cluster's TLS profile and points --config at a copy of the given configuration with it. Outside
+// a cluster (no kubeconfig, no in-cluster configuration) the configuration is used as given.
+func (s *tlsState) apply(cmd *cobra.Command) error {
+	kubeconfig, _ := cmd.Flags().GetString("kubeconfig")
+	var restCfg *rest.Config
+	var err error
+	if kubeconfig != "" {
+		restCfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+	} else {
+		restCfg, err = rest.InClusterConfig()
+	}
+	if err != nil {
+		klog.InfoS("No cluster to read the TLS profile from; serving with the configuration as given", "reason", err.Error())
+		return nil
+	}
+	client, err := configclient.NewForConfig(restCfg)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+	defer cancel()
+	apiServer, err := client.ConfigV1().APIServers().Get(ctx, "cluster", metav1.GetOptions{})
+	if err != nil {
+		klog.Warningf("Reading APIServer cluster for the TLS profile: %v; serving with the default Intermediate profile", err)
+		apiServer = nil
+	}
+	profile := tlsprofile.Resolve(apiServer)
+	base, _ := cmd.Flags().GetString("config")
+	dir, err := os.MkdirTemp("", componentName+"-tls-")
+	if err != nil {
+		return fmt.Errorf("the operator writes its TLS configuration to a temporary directory (mount an emptyDir at /tmp): %w", err)
+	}
+	path, err := tlsprofile.WriteConfig(base, dir, profile)
+	if err != nil {
+		return err
+	}
+	if err := cmd.Flags().Set("config", path); err != nil {
+		return err
+	}
+	klog.InfoS("Serving metrics and health with the cluster's TLS profile", "minTLSVersion", profile.MinTLSVersion, "cipherSuites", len(profile.CipherSuites))
+	s.client, s.profile = client, profile
+	return nil
+}
+
+// start runs the operator, and ends it with an error when the cluster's TLS profile for the operator changes, so
+// that the pod restarts and serves with the new profile.
+func (s *tlsState) start(ctx context.Context, cc *controllercmd.ControllerContext) error {
+	if s.client == nil {
+		return start(ctx, cc)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var changed atomic.Bool
+	go func() {
+		tlsprofile.WaitForChange(runCtx, s.client, s.profile)
+		if runCtx.Err() == nil {
+			changed.Store(true)
+			cancel()
+		}
+	}()
+	err := start(runCtx, cc)
+	if changed.Load() {
+		return errors.New("the cluster's TLS profile changed: exiting to restart with it")
+	}
+	return err
 }
 
 // start reads the environment once and runs the operator.
 func start(ctx context.Context, cc *controllercmd.ControllerContext) error {
 	cfg := config.FromEnv(os.Getenv, cc.OperatorNamespace)
-	fips, err := config.ReadFIPS(config.FIPSFile)
-	if err != nil {
-		return err
+	fips, warn := config.ReadFIPS(config.FIPSFile)
+	if warn != nil {
+		klog.Warning(warn)
 	}
 	cfg.FIPSEnabled = fips
 	missing := metrics.NewGauge(&metrics.GaugeOpts{

@@ -19,6 +19,9 @@ const (
 	EnvRoleARN                  = "ROLEARN"
 	EnvNodeRoleARN              = "NODE_ROLEARN"
 	EnvOperatorImageVersion     = "OPERATOR_IMAGE_VERSION"
+	// EnvWebIdentityTokenFile is the operator pod's own web identity token, injected by the pod identity webhook
+	// when the operator's ServiceAccount carries eks.amazonaws.com/role-arn.
+	EnvWebIdentityTokenFile = "AWS_WEB_IDENTITY_TOKEN_FILE"
 )
 
 // FIPSFile is where the host kernel reports FIPS mode; the operator pod sees the host's value.
@@ -48,6 +51,9 @@ type Config struct {
 	FIPSEnabled bool
 	// Version is the operator image version (OPERATOR_IMAGE_VERSION), for logs.
 	Version string
+	// WebIdentityTokenFile is the operator's own web identity token (AWS_WEB_IDENTITY_TOKEN_FILE), with which the
+	// access-point tags controller assumes the controller role; empty when not set.
+	WebIdentityTokenFile string
 }
 
 // FromEnv builds a Config from getenv (os.Getenv in production) and the namespace the operator runs in. FIPS mode
@@ -67,6 +73,8 @@ func FromEnv(getenv func(string) string, namespace string) Config {
 		RoleARN:     get(EnvRoleARN),
 		NodeRoleARN: get(EnvNodeRoleARN),
 		Version:     get(EnvOperatorImageVersion),
+
+		WebIdentityTokenFile: get(EnvWebIdentityTokenFile),
 	}
 }
 
@@ -94,14 +102,15 @@ func (c Config) Validate() error {
 }
 
 // ReadFIPS reports whether the file at path (FIPSFile) says FIPS mode is on ("1"). A missing file means off, as on
-// kernels built without FIPS support.
-func ReadFIPS(path string) (bool, error) {
+// kernels built without FIPS support. A file that cannot be read or holds anything but 0 or 1 also means off, as in
+// OpenShift's operator; warn then says why, for the caller to log, and the operator still starts.
+func ReadFIPS(path string) (enabled bool, warn error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("reading FIPS mode from %s: %w", path, err)
+		return false, fmt.Errorf("reading FIPS mode from %s: %w; treating FIPS mode as off", path, err)
 	}
 	switch v := strings.TrimSpace(string(b)); v {
 	case "1":
@@ -109,6 +118,6 @@ func ReadFIPS(path string) (bool, error) {
 	case "0", "":
 		return false, nil
 	default:
-		return false, fmt.Errorf("FIPS mode in %s is %q: want 0 or 1", path, v)
+		return false, fmt.Errorf("FIPS mode in %s is %q, want 0 or 1; treating FIPS mode as off", path, v)
 	}
 }

@@ -46,13 +46,15 @@ func TestReadFIPS(t *testing.T) {
 	tests := []struct {
 		name    string
 		content *string
+		dir     bool
 		want    bool
 		wantErr bool
 	}{
 		{name: "on", content: ptr("1\n"), want: true},
 		{name: "off", content: ptr("0\n"), want: false},
 		{name: "missing file", content: nil, want: false},
-		{name: "garbage", content: ptr("yes"), wantErr: true},
+		{name: "unexpected value: off, with a warning", content: ptr("yes"), wantErr: true},
+		{name: "unreadable: off, with a warning", dir: true, wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,9 +64,14 @@ func TestReadFIPS(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if tc.dir {
+				if err := os.Mkdir(p, 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
 			got, err := ReadFIPS(p)
 			if (err != nil) != tc.wantErr {
-				t.Fatalf("ReadFIPS err = %v, wantErr %v", err, tc.wantErr)
+				t.Fatalf("ReadFIPS warning = %v, want one: %v", err, tc.wantErr)
 			}
 			if got != tc.want {
 				t.Fatalf("ReadFIPS = %v, want %v", got, tc.want)

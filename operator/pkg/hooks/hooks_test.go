@@ -10,6 +10,7 @@ import (
 	configv1 "github.com/openshift/api/config/v1"
 	opv1 "github.com/openshift/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 func TestFIPSOnShippedWorkloads(t *testing.T) {
@@ -201,5 +202,26 @@ func TestNodeDNSPolicy(t *testing.T) {
 	}
 	if ds.Spec.Template.Spec.DNSPolicy != corev1.DNSDefault {
 		t.Fatalf("dnsPolicy = %q after hook, want Default", ds.Spec.Template.Spec.DNSPolicy)
+	}
+}
+
+// TestShippedWorkloadsKeepOpenShiftPodSettings pins the container settings of OpenShift's own EFS operator that the
+// shipped workloads keep (operator-inventory §3): the driver's 1Gi memory limit in both workloads and a read-only
+// root file system for every sidecar, the node driver and the registrar included.
+func TestShippedWorkloadsKeepOpenShiftPodSettings(t *testing.T) {
+	limit := resource.MustParse("1Gi")
+	d, ds := shippedDeployment(t), shippedDaemonSet(t)
+	for what, spec := range map[string]*corev1.PodSpec{"Deployment": &d.Spec.Template.Spec, "DaemonSet": &ds.Spec.Template.Spec} {
+		if got := container(spec, DriverContainer).Resources.Limits[corev1.ResourceMemory]; got.Cmp(limit) != 0 {
+			t.Errorf("%s csi-driver memory limit %v, want 1Gi", what, got.String())
+		}
+		for _, c := range spec.Containers {
+			if c.Name == DriverContainer && what == "Deployment" {
+				continue // the controller's driver mounts file systems to delete access point roots
+			}
+			if sc := c.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+				t.Errorf("%s container %s: readOnlyRootFilesystem not true", what, c.Name)
+			}
+		}
 	}
 }

@@ -7,8 +7,12 @@ import (
 	"github.com/openshift/library-go/pkg/operator/csi/csidrivercontrollerservicecontroller"
 	"github.com/openshift/library-go/pkg/operator/csi/csidrivernodeservicecontroller"
 	dc "github.com/openshift/library-go/pkg/operator/deploymentcontroller"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	appslisters "k8s.io/client-go/listers/apps/v1"
+
+	"github.com/openshift/aws-efs-csi/operator/pkg/takeover"
 )
 
 // Names of the objects the workload hooks read.
@@ -39,10 +43,10 @@ type Inputs struct {
 	ClusterCSIDrivers operatorlisters.ClusterCSIDriverLister
 	// ClusterCSIDriverInformer is the informer behind ClusterCSIDrivers.
 	ClusterCSIDriverInformer factory.Informer
-	// LegacyDaemonSets lists DaemonSets named efs-csi-node in every namespace.
-	LegacyDaemonSets appslisters.DaemonSetLister
-	// LegacyDaemonSetInformer is the informer behind LegacyDaemonSets.
-	LegacyDaemonSetInformer factory.Informer
+	// CommunityDaemonSets lists the community aws-efs-operator's node DaemonSets in every namespace.
+	CommunityDaemonSets appslisters.DaemonSetLister
+	// CommunityDaemonSetInformer is the informer behind CommunityDaemonSets.
+	CommunityDaemonSetInformer factory.Informer
 }
 
 // Deployment returns the hooks for the controller Deployment, in order, and the informers they read. library-go
@@ -56,6 +60,7 @@ func Deployment(in Inputs) ([]dc.DeploymentHookFunc, []factory.Informer) {
 		csidrivercontrollerservicecontroller.WithCABundleDeploymentHook(in.Namespace, TrustedCABundleConfigMap, cms),
 		FIPSDeployment(in.FIPSEnabled),
 		CustomTags(in.Config.Config().V1().Infrastructures().Lister()),
+		ServiceEndpoints(in.Config.Config().V1().Infrastructures().Lister(), func(d *appsv1.Deployment) *corev1.PodSpec { return &d.Spec.Template.Spec }),
 		csidrivercontrollerservicecontroller.WithSecretHashAnnotationHook(in.Namespace, ControllerCredentialsSecret, secrets),
 		csidrivercontrollerservicecontroller.WithSecretHashAnnotationHook(in.Namespace, MetricsServingCertSecret, secrets),
 	}
@@ -74,18 +79,20 @@ func DaemonSet(in Inputs) ([]csidrivernodeservicecontroller.DaemonSetHookFunc, [
 	cms := in.Kube.Core().V1().ConfigMaps()
 	secrets := in.Kube.Core().V1().Secrets()
 	hooks := []csidrivernodeservicecontroller.DaemonSetHookFunc{
-		LegacyDriverGone(in.LegacyDaemonSets),
+		takeover.HoldBackHook(in.CommunityDaemonSets, in.ClusterCSIDrivers, in.ClusterCSIDriverName),
 		csidrivernodeservicecontroller.WithCABundleDaemonSetHook(in.Namespace, TrustedCABundleConfigMap, cms),
 		FIPSDaemonSet(in.FIPSEnabled),
 		VolumeMetrics(in.ClusterCSIDrivers, in.ClusterCSIDriverName),
 		NodeDNSPolicy(),
+		ServiceEndpoints(in.Config.Config().V1().Infrastructures().Lister(), func(ds *appsv1.DaemonSet) *corev1.PodSpec { return &ds.Spec.Template.Spec }),
 		csidrivernodeservicecontroller.WithSecretHashAnnotationHook(in.Namespace, NodeCredentialsSecret, secrets),
 	}
 	informers := []factory.Informer{
 		cms.Informer(),
 		secrets.Informer(),
 		in.ClusterCSIDriverInformer,
-		in.LegacyDaemonSetInformer,
+		in.CommunityDaemonSetInformer,
+		in.Config.Config().V1().Infrastructures().Informer(),
 	}
 	return hooks, informers
 }

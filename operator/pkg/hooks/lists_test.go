@@ -39,14 +39,14 @@ func newFixture(t *testing.T) *fixture {
 		legacy: informers.NewSharedInformerFactory(kubefake.NewClientset(), 0),
 	}
 	f.in = Inputs{
-		Namespace:                testNamespace,
-		ClusterCSIDriverName:     crName,
-		Kube:                     f.kube,
-		Config:                   f.config,
-		ClusterCSIDrivers:        f.ops.Operator().V1().ClusterCSIDrivers().Lister(),
-		ClusterCSIDriverInformer: f.ops.Operator().V1().ClusterCSIDrivers().Informer(),
-		LegacyDaemonSets:         f.legacy.Apps().V1().DaemonSets().Lister(),
-		LegacyDaemonSetInformer:  f.legacy.Apps().V1().DaemonSets().Informer(),
+		Namespace:                  testNamespace,
+		ClusterCSIDriverName:       crName,
+		Kube:                       f.kube,
+		Config:                     f.config,
+		ClusterCSIDrivers:          f.ops.Operator().V1().ClusterCSIDrivers().Lister(),
+		ClusterCSIDriverInformer:   f.ops.Operator().V1().ClusterCSIDrivers().Informer(),
+		CommunityDaemonSets:        f.legacy.Apps().V1().DaemonSets().Lister(),
+		CommunityDaemonSetInformer: f.legacy.Apps().V1().DaemonSets().Informer(),
 	}
 	return f
 }
@@ -219,7 +219,9 @@ func TestDaemonSetHookList(t *testing.T) {
 	f := newFixture(t)
 	metrics := &opv1.AWSEFSVolumeMetrics{State: opv1.AWSEFSVolumeMetricsRecursiveWalk,
 		RecursiveWalk: &opv1.AWSEFSVolumeMetricsRecursiveWalkConfig{RefreshPeriodMinutes: 60, FSRateLimit: 10}}
-	f.add(t, caBundle(), secret(NodeCredentialsSecret, "n"), clusterCSIDriver(metrics))
+	infra := infrastructure("c-1", configv1.HighlyAvailableTopologyMode)
+	infra.Status.PlatformStatus.AWS.ServiceEndpoints = []configv1.AWSServiceEndpoint{{Name: "ec2", URL: "https://ec2.example.internal"}}
+	f.add(t, caBundle(), secret(NodeCredentialsSecret, "n"), clusterCSIDriver(metrics), infra)
 	hooks, infs := DaemonSet(f.in)
 	if len(infs) == 0 {
 		t.Fatal("DaemonSet hooks declare no informers")
@@ -249,22 +251,8 @@ func TestDaemonSetHookList(t *testing.T) {
 	if spec.DNSPolicy != corev1.DNSDefault {
 		t.Errorf("dnsPolicy = %q", spec.DNSPolicy)
 	}
-}
-
-func TestLegacyDriverGone(t *testing.T) {
-	f := newFixture(t)
-	hook := LegacyDriverGone(f.in.LegacyDaemonSets)
-	if err := hook(managedSpec, shippedDaemonSet(t)); err != nil {
-		t.Fatalf("no legacy DaemonSet: %v", err)
-	}
-	f.add(t, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "x"}})
-	if err := hook(managedSpec, shippedDaemonSet(t)); err != nil {
-		t.Fatalf("unrelated DaemonSet: %v", err)
-	}
-	f.add(t, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: LegacyDaemonSetName, Namespace: "openshift-efs-csi"}})
-	err := hook(managedSpec, shippedDaemonSet(t))
-	if err == nil || !strings.Contains(err.Error(), "openshift-efs-csi/efs-csi-node") || !strings.Contains(err.Error(), "uninstall") {
-		t.Fatalf("legacy DaemonSet present: err = %v, want one naming it and saying what to do", err)
+	if v, _ := envOf(t, spec, DriverContainer, "AWS_ENDPOINT_URL_EC2"); v != "https://ec2.example.internal" {
+		t.Errorf("AWS_ENDPOINT_URL_EC2 = %q, want the Infrastructure's ec2 endpoint", v)
 	}
 }
 

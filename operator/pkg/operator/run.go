@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	configclient "github.com/openshift/client-go/config/clientset/versioned"
 	configinformers "github.com/openshift/client-go/config/informers/externalversions"
@@ -16,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -28,6 +28,7 @@ import (
 	"github.com/openshift/aws-efs-csi/operator/assets"
 	"github.com/openshift/aws-efs-csi/operator/pkg/presence"
 	"github.com/openshift/aws-efs-csi/operator/pkg/sharedvolume"
+	"github.com/openshift/aws-efs-csi/operator/pkg/takeover"
 )
 
 // clients are shared by everything the operator runs.
@@ -167,34 +168,42 @@ func startDriverSet(ctx context.Context, opts Options, c *clients, assetFunc fun
 	kubeInformers := v1helpers.NewKubeInformersForNamespacesWithResyncPeriod(c.kube, resync, ns, "")
 	configInformers := configinformers.NewSharedInformerFactory(c.config, resync)
 	opInformers := operatorinformers.NewSharedInformerFactory(c.operator, resync)
-	legacy := informers.NewSharedInformerFactoryWithOptions(c.kube, resync, informers.WithTweakListOptions(byName("efs-csi-node")))
+	communityDaemonSets := informers.NewSharedInformerFactoryWithOptions(c.kube, resync, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		byName(takeover.DaemonSetName)(o)
+		o.LabelSelector = takeover.OwnedSelector().String()
+	}))
+	communityDeployments := informers.NewSharedInformerFactoryWithOptions(c.kube, resync, informers.WithTweakListOptions(byName(takeover.DeploymentName)))
 
-	set, extra, err := buildDriverControllers(driverInputs{
+	controllers, err := buildDriverControllers(driverInputs{
 		opts: opts, clients: c, assetFunc: assetFunc, operatorClient: operatorClient,
-		kubeInformers: kubeInformers, configInformers: configInformers, opInformers: opInformers, legacy: legacy,
+		kubeInformers: kubeInformers, configInformers: configInformers, opInformers: opInformers,
+		communityDaemonSets: communityDaemonSets, communityDeployments: communityDeployments,
 	})
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range []interface{ Start(<-chan struct{}) }{dynInformers, kubeInformers, configInformers, opInformers, legacy} {
+	for _, s := range []interface{ Start(<-chan struct{}) }{dynInformers, kubeInformers, configInformers, opInformers, communityDaemonSets, communityDeployments} {
 		s.Start(ctx.Done())
 	}
+	return runAll(ctx, controllers), nil
+}
+
+// runAll runs every controller until ctx ends. The returned channel closes once all of them have returned, which
+// factory controllers do only after their workers have stopped.
+func runAll(ctx context.Context, controllers []factory.Controller) <-chan struct{} {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	set.Run(ctx, 1)
-	for _, ctrl := range extra {
+	for _, ctrl := range controllers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer utilruntime.HandleCrash()
 			ctrl.Run(ctx, 1)
 		}()
 	}
 	go func() {
 		wg.Wait()
-		<-ctx.Done()
-		// Give the controller set's goroutines (started by set.Run) a moment to notice the cancellation.
-		time.Sleep(100 * time.Millisecond)
 		close(done)
 	}()
-	return done, nil
+	return done
 }

@@ -131,42 +131,71 @@ func (c *Controller) ensureObjects(ctx context.Context, sv *SharedVolume) error 
 	if err := sv.Spec.Validate(); err != nil {
 		return err
 	}
+	if err := c.ensurePV(ctx, sv); err != nil {
+		return err
+	}
+	return c.ensurePVC(ctx, sv)
+}
+
+// ensurePV creates the SharedVolume's PV unless it exists. The lister can lag behind the API server (a PV this
+// controller created a moment ago, or one an informer has not delivered yet), so AlreadyExists is answered by
+// reading the live object, and only a PV that is not this SharedVolume's is a conflict.
+func (c *Controller) ensurePV(ctx context.Context, sv *SharedVolume) error {
 	pv, err := c.c.PVs.Get(PVName(sv))
-	switch {
-	case apierrors.IsNotFound(err):
-		// The lister only sees labelled PVs; a PV of that name without our labels is someone else's.
-		if _, err := c.c.Kube.CoreV1().PersistentVolumes().Create(ctx, DesiredPV(sv), metav1.CreateOptions{}); err != nil {
-			if apierrors.IsAlreadyExists(err) {
-				return fmt.Errorf("PersistentVolume %s exists and does not belong to this SharedVolume: rename the SharedVolume or delete the PersistentVolume", PVName(sv))
-			}
+	if apierrors.IsNotFound(err) {
+		_, err = c.c.Kube.CoreV1().PersistentVolumes().Create(ctx, DesiredPV(sv), metav1.CreateOptions{})
+		if err == nil {
+			c.c.Events.Eventf(ref(sv), corev1.EventTypeNormal, "PersistentVolumeCreated", "Created PersistentVolume %s for %s", PVName(sv), sv.Spec.VolumeHandle())
+			return nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating PersistentVolume %s: %w", PVName(sv), err)
 		}
-		c.c.Events.Eventf(ref(sv), corev1.EventTypeNormal, "PersistentVolumeCreated", "Created PersistentVolume %s for %s", PVName(sv), sv.Spec.VolumeHandle())
-	case err != nil:
-		return err
-	default:
-		if h := handleOf(pv); h != sv.Spec.VolumeHandle() {
-			return fmt.Errorf("PersistentVolume %s serves %q but the SharedVolume asks for %q: PersistentVolumes are immutable, delete and recreate the SharedVolume", pv.Name, h, sv.Spec.VolumeHandle())
+		if pv, err = c.c.Kube.CoreV1().PersistentVolumes().Get(ctx, PVName(sv), metav1.GetOptions{}); err != nil {
+			return fmt.Errorf("reading PersistentVolume %s: %w", PVName(sv), err)
 		}
+	} else if err != nil {
+		return err
 	}
+	return checkPV(pv, sv)
+}
 
+// checkPV reports whether an existing PV is the SharedVolume's, serving its access point.
+func checkPV(pv *corev1.PersistentVolume, sv *SharedVolume) error {
+	if !hasLabels(pv.Labels, ownerLabels(sv)) {
+		return fmt.Errorf("PersistentVolume %s exists and does not belong to this SharedVolume: rename the SharedVolume or delete the PersistentVolume", pv.Name)
+	}
+	if h := handleOf(pv); h != sv.Spec.VolumeHandle() {
+		return fmt.Errorf("PersistentVolume %s serves %q but the SharedVolume asks for %q: PersistentVolumes are immutable, delete and recreate the SharedVolume", pv.Name, h, sv.Spec.VolumeHandle())
+	}
+	return nil
+}
+
+// ensurePVC creates the SharedVolume's claim unless it exists, reading the live object on AlreadyExists as
+// ensurePV does.
+func (c *Controller) ensurePVC(ctx context.Context, sv *SharedVolume) error {
 	want := DesiredPVC(sv)
 	pvc, err := c.c.PVCs.PersistentVolumeClaims(sv.Namespace).Get(PVCName(sv))
-	switch {
-	case apierrors.IsNotFound(err):
-		if _, err := c.c.Kube.CoreV1().PersistentVolumeClaims(sv.Namespace).Create(ctx, want, metav1.CreateOptions{}); err != nil {
-			if apierrors.IsAlreadyExists(err) {
-				return fmt.Errorf("PersistentVolumeClaim %s/%s exists and does not belong to this SharedVolume: rename the SharedVolume or delete the claim", sv.Namespace, PVCName(sv))
-			}
+	if apierrors.IsNotFound(err) {
+		_, err = c.c.Kube.CoreV1().PersistentVolumeClaims(sv.Namespace).Create(ctx, want, metav1.CreateOptions{})
+		if err == nil {
+			c.c.Events.Eventf(ref(sv), corev1.EventTypeNormal, "PersistentVolumeClaimCreated", "Created PersistentVolumeClaim %s", PVCName(sv))
+			return nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating PersistentVolumeClaim %s/%s: %w", sv.Namespace, PVCName(sv), err)
 		}
-		c.c.Events.Eventf(ref(sv), corev1.EventTypeNormal, "PersistentVolumeClaimCreated", "Created PersistentVolumeClaim %s", PVCName(sv))
-	case err != nil:
-		return err
-	default:
-		if pvc.Spec.VolumeName != want.Spec.VolumeName && pvc.Spec.VolumeName != "" {
-			return fmt.Errorf("PersistentVolumeClaim %s/%s is bound to %s, not %s: delete the claim so it is recreated", pvc.Namespace, pvc.Name, pvc.Spec.VolumeName, want.Spec.VolumeName)
+		if pvc, err = c.c.Kube.CoreV1().PersistentVolumeClaims(sv.Namespace).Get(ctx, PVCName(sv), metav1.GetOptions{}); err != nil {
+			return fmt.Errorf("reading PersistentVolumeClaim %s/%s: %w", sv.Namespace, PVCName(sv), err)
 		}
+	} else if err != nil {
+		return err
+	}
+	if !hasLabels(pvc.Labels, ownerLabels(sv)) {
+		return fmt.Errorf("PersistentVolumeClaim %s/%s exists and does not belong to this SharedVolume: rename the SharedVolume or delete the claim", sv.Namespace, PVCName(sv))
+	}
+	if pvc.Spec.VolumeName != want.Spec.VolumeName && pvc.Spec.VolumeName != "" {
+		return fmt.Errorf("PersistentVolumeClaim %s/%s is bound to %s, not %s: delete the claim so it is recreated", pvc.Namespace, pvc.Name, pvc.Spec.VolumeName, want.Spec.VolumeName)
 	}
 	return nil
 }

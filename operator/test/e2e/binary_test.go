@@ -2,26 +2,124 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	configv1 "github.com/openshift/api/config/v1"
 	opv1 "github.com/openshift/api/operator/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestOperatorBinary runs the real `aws-efs-csi-driver-operator start` (library-go's controller command) against
-// the control plane: it takes the leader Lease, waits for the ClusterCSIDriver, installs the driver when it
-// appears, and exits on SIGTERM.
+// the control plane: it takes the leader Lease, serves metrics and health with the cluster's TLS profile, waits for
+// the ClusterCSIDriver, installs the driver when it appears, and exits on SIGTERM.
 func TestOperatorBinary(t *testing.T) {
 	e := newEnv(t)
+	e.strictTLSProfile(t, configv1.TLSProfileModernType)
+	bin := e.startOperatorBinary(t)
+
+	// The metrics and health endpoint follows the cluster's TLS profile: Modern allows TLS 1.3 only.
+	eventually(t, time.Minute, "TLS 1.3 handshake with the metrics endpoint", func(context.Context) error { return bin.handshake(tls.VersionTLS13) })
+	if err := bin.handshake(tls.VersionTLS12); err == nil {
+		t.Error("TLS 1.2 handshake accepted under the Modern profile")
+	}
+	eventually(t, time.Minute, "PrometheusRule applied while the ClusterCSIDriver is missing", func(ctx context.Context) error {
+		_, err := e.dyn.Resource(prometheusRuleGVR).Namespace(namespace).Get(ctx, "aws-efs-csi-driver-operator", metav1.GetOptions{})
+		return err
+	})
+	e.createClusterCSIDriver(opv1.Managed)
+	eventually(t, 2*time.Minute, "driver installed by the binary", e.driverObjectsExist)
+
+	if err := bin.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-bin.exited:
+	case <-time.After(60 * time.Second):
+		t.Fatal("operator did not exit within 60 s of SIGTERM")
+	}
+}
+
+// TestOperatorBinaryRestartsOnTLSProfileChange: a new TLS profile for the operator ends the process (its pod restarts
+// and serves with the new profile).
+func TestOperatorBinaryRestartsOnTLSProfileChange(t *testing.T) {
+	e := newEnv(t)
+	e.strictTLSProfile(t, configv1.TLSProfileModernType)
+	bin := e.startOperatorBinary(t)
+	e.strictTLSProfile(t, configv1.TLSProfileIntermediateType)
+	select {
+	case err := <-bin.exited:
+		if err == nil {
+			t.Fatal("operator exited successfully after a TLS profile change, want a failure so that it restarts")
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("operator still runs 60 s after its TLS profile changed")
+	}
+}
+
+// operatorBinary is a running aws-efs-csi-driver-operator process.
+type operatorBinary struct {
+	cmd    *exec.Cmd
+	addr   string
+	exited chan error
+}
+
+// handshake makes a TLS handshake with the operator's metrics and health endpoint, allowing only version.
+func (b *operatorBinary) handshake(version uint16) error {
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", b.addr,
+		&tls.Config{MinVersion: version, MaxVersion: version, InsecureSkipVerify: true}) //nolint:gosec // the endpoint's self-signed certificate
+	if err != nil {
+		return err
+	}
+	return conn.Close()
+}
+
+// strictTLSProfile sets the APIServer's TLS profile and asks every component to honour it (the feature-gated
+// tlsAdherence field needs the TechPreviewNoUpgrade CRD).
+func (e *env) strictTLSProfile(t *testing.T, profile configv1.TLSProfileType) {
+	t.Helper()
+	ctx := t.Context()
+	crd := readFile(t, filepath.Join(apiModuleDir(t), "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_apiservers-TechPreviewNoUpgrade.crd.yaml"))
+	if err := e.cl.InstallCRDs(ctx, crd); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "APIServer TLS profile set", func(ctx context.Context) error {
+		as, err := e.conf.ConfigV1().APIServers().Get(ctx, "cluster", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		as.Spec.TLSAdherence = configv1.TLSAdherencePolicyStrictAllComponents
+		as.Spec.TLSSecurityProfile = &configv1.TLSSecurityProfile{Type: profile}
+		switch profile {
+		case configv1.TLSProfileModernType:
+			as.Spec.TLSSecurityProfile.Modern = &configv1.ModernTLSProfile{}
+		case configv1.TLSProfileIntermediateType:
+			as.Spec.TLSSecurityProfile.Intermediate = &configv1.IntermediateTLSProfile{}
+		}
+		as, err = e.conf.ConfigV1().APIServers().Update(ctx, as, metav1.UpdateOptions{})
+		if err != nil {
+			return err
+		}
+		if as.Spec.TLSAdherence != configv1.TLSAdherencePolicyStrictAllComponents {
+			return fmt.Errorf("tlsAdherence not stored (CRD without the field yet)")
+		}
+		return nil
+	})
+}
+
+// startOperatorBinary builds and runs the real `aws-efs-csi-driver-operator start` (library-go's controller command)
+// against the control plane and waits until it holds the leader Lease.
+func (e *env) startOperatorBinary(t *testing.T) *operatorBinary {
+	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "aws-efs-csi-driver-operator")
 	args := []string{"build", "-o", bin}
@@ -36,23 +134,20 @@ func TestOperatorBinary(t *testing.T) {
 	if err := os.WriteFile(kubeconfig, e.kubeconfig(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeLoopbackAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-
 	logPath := filepath.Join(dir, "operator.log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer logFile.Close()
+	t.Cleanup(func() { logFile.Close() })
 	cfg := testConfig()
-	cmd := exec.Command(bin, "start", "-v=2", "--kubeconfig="+kubeconfig, "--namespace="+namespace, "--listen=127.0.0.1:"+strconv.Itoa(port))
+	cmd := exec.Command(bin, "start", "-v=2", "--kubeconfig="+kubeconfig, "--namespace="+namespace, "--listen="+addr)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
+	cmd.Env = append(os.Environ(), "TMPDIR="+dir,
 		"DRIVER_IMAGE="+cfg.Images.Driver, "PROVISIONER_IMAGE="+cfg.Images.Provisioner,
 		"NODE_DRIVER_REGISTRAR_IMAGE="+cfg.Images.NodeDriverRegistrar, "LIVENESS_PROBE_IMAGE="+cfg.Images.LivenessProbe,
 		"KUBE_RBAC_PROXY_IMAGE="+cfg.Images.KubeRBACProxy, "TOOLS_IMAGE="+cfg.Images.Tools,
@@ -62,20 +157,24 @@ func TestOperatorBinary(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	b := &operatorBinary{cmd: cmd, addr: addr, exited: make(chan error, 1)}
+	go func() { b.exited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		if t.Failed() {
-			if b, err := os.ReadFile(logPath); err == nil {
-				t.Logf("operator log (last 6000 bytes):\n%s", b[max(0, len(b)-6000):])
+			if out, err := os.ReadFile(logPath); err == nil {
+				t.Logf("operator log (last 6000 bytes):\n%s", out[max(0, len(out)-6000):])
+				for _, line := range strings.Split(string(out), "\n") {
+					if strings.Contains(line, "TLS") {
+						t.Logf("operator log: %s", line)
+					}
+				}
 			}
 		}
 	})
-
 	eventually(t, 2*time.Minute, "leader Lease taken", func(ctx context.Context) error {
 		select {
-		case err := <-exited:
+		case err := <-b.exited:
 			t.Fatalf("operator exited: %v", err)
 		default:
 		}
@@ -88,21 +187,7 @@ func TestOperatorBinary(t *testing.T) {
 		}
 		return nil
 	})
-	eventually(t, time.Minute, "PrometheusRule applied while the ClusterCSIDriver is missing", func(ctx context.Context) error {
-		_, err := e.dyn.Resource(prometheusRuleGVR).Namespace(namespace).Get(ctx, "aws-efs-csi-driver-operator", metav1.GetOptions{})
-		return err
-	})
-	e.createClusterCSIDriver(opv1.Managed)
-	eventually(t, 2*time.Minute, "driver installed by the binary", e.driverObjectsExist)
-
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-exited:
-	case <-time.After(60 * time.Second):
-		t.Fatal("operator did not exit within 60 s of SIGTERM")
-	}
+	return b
 }
 
 // kubeconfig renders the admin client configuration as a kubeconfig file.

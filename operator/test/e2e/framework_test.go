@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 
 	"github.com/openshift/aws-efs-csi/operator/assets"
@@ -193,10 +194,11 @@ func testConfig() config.Config {
 
 // runningOperator is an operator started in this process.
 type runningOperator struct {
-	cancel  context.CancelFunc
-	done    chan error
-	writes  *writeCounter
-	missing *gauge
+	cancel   context.CancelFunc
+	done     chan error
+	writes   *writeCounter
+	missing  *gauge
+	recorder events.Recorder
 }
 
 // startOperator runs the operator with cfg until the test ends or stop is called.
@@ -206,12 +208,12 @@ func (e *env) startOperator(cfg config.Config) *runningOperator {
 	restCfg := rest.CopyConfig(e.cl.Config)
 	restCfg.Wrap(w.wrap)
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &runningOperator{cancel: cancel, done: make(chan error, 1), writes: w, missing: &gauge{}}
+	r := &runningOperator{cancel: cancel, done: make(chan error, 1), writes: w, missing: &gauge{},
+		recorder: events.NewInMemoryRecorder("aws-efs-csi-driver-operator", clock.RealClock{})}
 	r.missing.v.Store(-1)
 	go func() {
 		r.done <- operator.Run(ctx, operator.Options{
-			Config: cfg, KubeConfig: restCfg, Missing: r.missing, Resync: resync,
-			Recorder: events.NewInMemoryRecorder("aws-efs-csi-driver-operator", clock.RealClock{}),
+			Config: cfg, KubeConfig: restCfg, Missing: r.missing, Resync: resync, Recorder: r.recorder,
 		})
 	}()
 	e.t.Cleanup(r.stop)
@@ -292,6 +294,23 @@ func (e *env) createClusterCSIDriver(state opv1.ManagementState) {
 		ObjectMeta: metav1.ObjectMeta{Name: crName},
 		Spec:       opv1.ClusterCSIDriverSpec{OperatorSpec: opv1.OperatorSpec{ManagementState: state, LogLevel: opv1.Normal, OperatorLogLevel: opv1.Normal}},
 	}, metav1.CreateOptions{}))(e.t)
+}
+
+// setManagementState sets the ClusterCSIDriver's managementState, retrying when the operator wrote it meanwhile.
+func (e *env) setManagementState(t *testing.T, state opv1.ManagementState) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		cr, err := e.ops.OperatorV1().ClusterCSIDrivers().Get(t.Context(), crName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cr.Spec.ManagementState = state
+		_, err = e.ops.OperatorV1().ClusterCSIDrivers().Update(t.Context(), cr, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("setting managementState %s: %v", state, err)
+	}
 }
 
 // condition returns the named condition of the ClusterCSIDriver.

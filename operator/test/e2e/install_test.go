@@ -24,6 +24,8 @@ var staticObjects = []struct{ kind, namespace, name string }{
 	{"ClusterRole", "", "efs-privileged-role"},
 	{"ClusterRoleBinding", "", "efs-controller-privileged-binding"},
 	{"ClusterRoleBinding", "", "efs-node-privileged-binding"},
+	{"ClusterRole", "", "efs-node-reader-role"},
+	{"ClusterRoleBinding", "", "efs-node-reader-binding"},
 	{"ClusterRoleBinding", "", "efs-csi-main-provisioner-binding"},
 	{"ClusterRole", "", "efs-kube-rbac-proxy-role"},
 	{"ClusterRoleBinding", "", "efs-kube-rbac-proxy-binding"},

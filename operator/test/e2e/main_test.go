@@ -27,7 +27,9 @@ func TestMain(m *testing.M) {
 	}
 	// library-go names the ClusterCSIDriver finalizers after OPERATOR_NAME (set in the CSV), else after the binary.
 	os.Setenv("OPERATOR_NAME", "aws-efs-csi-driver-operator")
-	os.Exit(m.Run())
+	code := m.Run()
+	removeDriverBinaries()
+	os.Exit(code)
 }
 
 func buildControlPlane() (cluster.Binaries, error) {

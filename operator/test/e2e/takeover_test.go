@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,9 +14,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	"github.com/openshift/aws-efs-csi/operator/pkg/sharedvolume"
+	"github.com/openshift/aws-efs-csi/operator/pkg/takeover"
 )
 
 // legacyDaemonSet is a node DaemonSet as the community aws-efs-operator (or an older version of this operator,
@@ -41,22 +44,37 @@ func legacyDaemonSet(ns, name, image string) *appsv1.DaemonSet {
 	}
 }
 
+var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// communityDaemonSet is the community aws-efs-operator's node DaemonSet: efs-csi-node with its ownership label.
+func communityDaemonSet(ns string) *appsv1.DaemonSet {
+	ds := legacyDaemonSet(ns, "efs-csi-node", "registry.hub.docker.com/amazon/aws-efs-csi-driver:latest")
+	ds.Labels = map[string]string{takeover.OwnedLabel: "true"}
+	return ds
+}
+
 // TestTakeoverFromCommunityOperator starts from a cluster where the community aws-efs-operator's driver runs
-// (DaemonSet efs-csi-node, CSIDriver, a SharedVolume with its PV and PVC) and where an older version of this
-// operator left its node DaemonSet. Nothing changes until the ClusterCSIDriver exists; then the community
-// DaemonSet is deleted, the old DaemonSet is updated in place, and the SharedVolume keeps its PV and PVC.
+// (DaemonSet efs-csi-node, CSIDriver, a SharedVolume with its PV and PVC) after the operator itself was
+// uninstalled, where an older version of this operator left its node DaemonSet, and where an unrelated DaemonSet
+// named efs-csi-node (an upstream install, without the community operator's label) runs in kube-system. Nothing
+// changes until the ClusterCSIDriver exists; then the community DaemonSet is deleted, the old DaemonSet is updated
+// in place, the unrelated one is left alone, and the SharedVolume keeps its PV and PVC.
 func TestTakeoverFromCommunityOperator(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
-	for _, ns := range []string{"openshift-efs-csi", "team-b"} {
+	for _, ns := range []string{"openshift-operators", "team-b"} {
 		ok(e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}))(t)
 	}
-	community := ok(e.kube.AppsV1().DaemonSets("openshift-efs-csi").Create(ctx,
-		legacyDaemonSet("openshift-efs-csi", "efs-csi-node", "registry.hub.docker.com/amazon/aws-efs-csi-driver:latest"), metav1.CreateOptions{}))(t)
+	community := ok(e.kube.AppsV1().DaemonSets("openshift-operators").Create(ctx, communityDaemonSet("openshift-operators"), metav1.CreateOptions{}))(t)
+	unrelated := ok(e.kube.AppsV1().DaemonSets("kube-system").Create(ctx,
+		legacyDaemonSet("kube-system", "efs-csi-node", "public.ecr.aws/efs-csi-driver/amazon/aws-efs-csi-driver:v3.4.1"), metav1.CreateOptions{}))(t)
 	older := ok(e.kube.AppsV1().DaemonSets(namespace).Create(ctx,
 		legacyDaemonSet(namespace, "aws-efs-csi-driver-node", "quay.io/e2e/aws-efs-csi-driver:v1"), metav1.CreateOptions{}))(t)
-	ok(e.kube.StorageV1().CSIDrivers().Create(ctx, &storagev1.CSIDriver{
-		ObjectMeta: metav1.ObjectMeta{Name: "efs.csi.aws.com"},
+	// The community operator's CSIDriver is owned by its SharedVolume CRD.
+	crd := ok(e.dyn.Resource(crdGVR).Get(ctx, "sharedvolumes.aws-efs.managed.openshift.io", metav1.GetOptions{}))(t)
+	csiDriver := ok(e.kube.StorageV1().CSIDrivers().Create(ctx, &storagev1.CSIDriver{
+		ObjectMeta: metav1.ObjectMeta{Name: "efs.csi.aws.com", Labels: map[string]string{takeover.OwnedLabel: "true"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: crd.GetName(), UID: crd.GetUID()}}},
 		Spec: storagev1.CSIDriverSpec{AttachRequired: ptr.To(false), PodInfoOnMount: ptr.To(false),
 			VolumeLifecycleModes: []storagev1.VolumeLifecycleMode{storagev1.VolumeLifecyclePersistent}},
 	}, metav1.CreateOptions{}))(t)
@@ -75,7 +93,7 @@ func TestTakeoverFromCommunityOperator(t *testing.T) {
 	op := e.startOperator(testConfig())
 	e.waitSharedVolumeReady(t, "team-b", "shared")
 	time.Sleep(5 * time.Second)
-	if _, err := e.kube.AppsV1().DaemonSets("openshift-efs-csi").Get(ctx, "efs-csi-node", metav1.GetOptions{}); err != nil {
+	if _, err := e.kube.AppsV1().DaemonSets("openshift-operators").Get(ctx, "efs-csi-node", metav1.GetOptions{}); err != nil {
 		t.Fatalf("community DaemonSet touched before the ClusterCSIDriver exists: %v", err)
 	}
 	if got := ok(e.kube.AppsV1().DaemonSets(namespace).Get(ctx, "aws-efs-csi-driver-node", metav1.GetOptions{}))(t); got.Generation != older.Generation {
@@ -87,7 +105,7 @@ func TestTakeoverFromCommunityOperator(t *testing.T) {
 
 	e.createClusterCSIDriver(opv1.Managed)
 	eventually(t, 2*time.Minute, "community DaemonSet replaced and older DaemonSet updated in place", func(ctx context.Context) error {
-		if _, err := e.kube.AppsV1().DaemonSets("openshift-efs-csi").Get(ctx, "efs-csi-node", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		if _, err := e.kube.AppsV1().DaemonSets("openshift-operators").Get(ctx, "efs-csi-node", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("community DaemonSet %s still exists (%v)", community.Name, err)
 		}
 		ds, err := e.kube.AppsV1().DaemonSets(namespace).Get(ctx, "aws-efs-csi-driver-node", metav1.GetOptions{})
@@ -105,10 +123,21 @@ func TestTakeoverFromCommunityOperator(t *testing.T) {
 		return nil
 	})
 	eventually(t, time.Minute, "driver objects installed", e.driverObjectsExist)
-	csi := ok(e.kube.StorageV1().CSIDrivers().Get(ctx, "efs.csi.aws.com", metav1.GetOptions{}))(t)
-	if *csi.Spec.AttachRequired || *csi.Spec.PodInfoOnMount {
-		t.Errorf("adopted CSIDriver spec %+v", csi.Spec)
-	}
+	// The CSIDriver is adopted in place (same object, no delete and recreate under mounted volumes) and no longer
+	// owned by the SharedVolume CRD, so deleting that CRD cannot garbage-collect it.
+	eventually(t, time.Minute, "CSIDriver adopted in place", func(ctx context.Context) error {
+		csi, err := e.kube.StorageV1().CSIDrivers().Get(ctx, "efs.csi.aws.com", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if csi.UID != csiDriver.UID {
+			return fmt.Errorf("CSIDriver recreated (UID %s, was %s)", csi.UID, csiDriver.UID)
+		}
+		if len(csi.OwnerReferences) != 0 || *csi.Spec.AttachRequired || *csi.Spec.PodInfoOnMount {
+			return fmt.Errorf("adopted CSIDriver owner references %v spec %+v", csi.OwnerReferences, csi.Spec)
+		}
+		return nil
+	})
 	// The SharedVolume kept its volume and claim.
 	if got := ok(e.kube.CoreV1().PersistentVolumes().Get(ctx, pv.Name, metav1.GetOptions{}))(t); got.UID != pv.UID {
 		t.Errorf("PV %s was recreated", pv.Name)
@@ -117,4 +146,85 @@ func TestTakeoverFromCommunityOperator(t *testing.T) {
 		t.Errorf("PVC %s was recreated", pvc.Name)
 	}
 	e.waitSharedVolumeReady(t, "team-b", "shared")
+	if got, err := e.kube.AppsV1().DaemonSets("kube-system").Get(ctx, "efs-csi-node", metav1.GetOptions{}); err != nil || got.UID != unrelated.UID || got.Generation != unrelated.Generation {
+		t.Fatalf("unrelated DaemonSet kube-system/efs-csi-node touched: %v", err)
+	}
+}
+
+// TestCommunityOperatorStillRunning: while the community operator's own Deployment is available, the takeover does
+// not delete its DaemonSet (the operator would recreate it at once) and tells the admin how to uninstall it; the
+// hold-back of our node DaemonSet never blocks Removed or the deletion of the ClusterCSIDriver.
+func TestCommunityOperatorStillRunning(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	const ns = "openshift-operators"
+	ok(e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}))(t)
+	community := ok(e.kube.AppsV1().DaemonSets(ns).Create(ctx, communityDaemonSet(ns), metav1.CreateOptions{}))(t)
+	labels := map[string]string{"name": "aws-efs-operator"}
+	dep := ok(e.kube.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "aws-efs-operator", Namespace: ns, Labels: map[string]string{"olm.owner": "aws-efs-operator.v0.0.8", "olm.owner.namespace": ns}},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "aws-efs-operator", Image: "quay.io/app-sre/aws-efs-operator:v0.0.8"}}},
+		}},
+	}, metav1.CreateOptions{}))(t)
+	// No controller-manager runs here: report the Deployment available as it would be.
+	dep.Status = appsv1.DeploymentStatus{Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, UpdatedReplicas: 1, ObservedGeneration: dep.Generation}
+	ok(e.kube.AppsV1().Deployments(ns).UpdateStatus(ctx, dep, metav1.UpdateOptions{}))(t)
+
+	e.startOperator(testConfig())
+	e.createClusterCSIDriver(opv1.Managed)
+	const command = "oc delete subscription,clusterserviceversion -n openshift-operators -l operators.coreos.com/aws-efs-operator.openshift-operators"
+	eventually(t, 2*time.Minute, "the takeover reports the running community operator with the uninstall command", func(ctx context.Context) error {
+		c, err := e.condition(ctx, "AWSEFSCommunityDriverTakeoverControllerDegraded")
+		if err != nil {
+			return err
+		}
+		if c.Status != opv1.ConditionTrue || !strings.Contains(c.Message, command) {
+			return fmt.Errorf("takeover Degraded = %s %q", c.Status, c.Message)
+		}
+		c, err = e.condition(ctx, "AWSEFSDriverNodeServiceControllerDegraded")
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(c.Message, "openshift-operators/efs-csi-node") {
+			return fmt.Errorf("node Degraded = %s %q, want the hold-back naming the community DaemonSet", c.Status, c.Message)
+		}
+		return nil
+	})
+	if got := ok(e.kube.AppsV1().DaemonSets(ns).Get(ctx, "efs-csi-node", metav1.GetOptions{}))(t); got.UID != community.UID {
+		t.Fatal("community DaemonSet replaced while its operator runs")
+	}
+	if _, err := e.kube.AppsV1().DaemonSets(namespace).Get(ctx, "aws-efs-csi-driver-node", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("our node DaemonSet exists beside the community one: %v", err)
+	}
+
+	// Removed completes: the node controller deletes (nothing) and lets its finalizer go.
+	e.setManagementState(t, opv1.Removed)
+	eventually(t, time.Minute, "Removed completes", func(ctx context.Context) error {
+		cr, err := e.ops.OperatorV1().ClusterCSIDrivers().Get(ctx, crName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, f := range cr.Finalizers {
+			if strings.HasSuffix(f, "/AWSEFSDriverNodeServiceController") || strings.HasSuffix(f, "/AWSEFSDriverControllerServiceController") {
+				return fmt.Errorf("finalizer %s still there", f)
+			}
+		}
+		if _, err := e.kube.AppsV1().Deployments(namespace).Get(ctx, "aws-efs-csi-driver-controller", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("controller Deployment: %v", err)
+		}
+		return nil
+	})
+
+	// Managed again, then deleting the ClusterCSIDriver completes too.
+	e.setManagementState(t, opv1.Managed)
+	eventually(t, time.Minute, "Managed again", func(ctx context.Context) error {
+		_, err := e.kube.AppsV1().Deployments(namespace).Get(ctx, "aws-efs-csi-driver-controller", metav1.GetOptions{})
+		return err
+	})
+	e.deleteClusterCSIDriver()
+	if got := ok(e.kube.AppsV1().DaemonSets(ns).Get(ctx, "efs-csi-node", metav1.GetOptions{}))(t); got.UID != community.UID {
+		t.Fatal("community DaemonSet deleted while its operator runs")
+	}
 }

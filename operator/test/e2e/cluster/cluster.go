@@ -48,6 +48,11 @@ func Start(ctx context.Context, bins Binaries, dir string) (*Cluster, error) {
 		return nil, err
 	}
 	port := ports[2]
+	auditPolicy, auditLog, err := auditFiles(dir)
+	if err != nil {
+		c.Stop()
+		return nil, err
+	}
 	if err := c.start(ctx, "kube-apiserver", bins.KubeAPIServer,
 		"--etcd-servers="+etcdClient,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
@@ -58,6 +63,7 @@ func Start(ctx context.Context, bins Binaries, dir string) (*Cluster, error) {
 		"--service-cluster-ip-range=10.0.0.0/24",
 		"--authorization-mode=RBAC",
 		"--allow-privileged=true",
+		"--audit-policy-file="+auditPolicy, "--audit-log-path="+auditLog, "--audit-log-format=json", "--audit-log-mode=blocking",
 		"--v=0",
 	); err != nil {
 		c.Stop()
@@ -167,4 +173,10 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// ServingCA returns the certificate kube-apiserver generated for itself (a self-signed CA and the serving
+// certificate it signed, for 127.0.0.1): what an in-cluster client puts in its ca.crt.
+func (c *Cluster) ServingCA() ([]byte, error) {
+	return os.ReadFile(filepath.Join(c.dir, "certs", "apiserver.crt"))
 }
