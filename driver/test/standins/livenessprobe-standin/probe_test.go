@@ -16,13 +16,22 @@ var healthLog = regexp.MustCompile(`"Serving health checks" address="([^"]+)"`)
 
 // TestAgainstTheDriver runs the stand-in against the real driver in node mode: it serves only once the driver
 // answers, /healthz follows the driver's Probe (200 while it serves, 500 once it stopped, 200 after a restart),
-// and SIGTERM ends it with 0.
+// and SIGTERM ends it with 0, also while it still waits for a driver.
 func TestAgainstTheDriver(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds and runs the driver and the stand-in")
 	}
 	node, start := standintest.Driver(t)
 	bin := standintest.Build(t, name)
+
+	t.Run("SIGTERM while waiting for a driver that never comes exits 0", func(t *testing.T) {
+		p := standintest.Start(t, bin, "--csi-address="+t.TempDir()+"/csi.sock", "--http-endpoint=127.0.0.1:0")
+		time.Sleep(500 * time.Millisecond)
+		p.Signal(t, syscall.SIGTERM)
+		if code := p.Wait(t); code != 0 {
+			t.Fatalf("exit code after SIGTERM = %d, want 0", code)
+		}
+	})
 
 	p := standintest.Start(t, bin, "--csi-address="+node.Socket, "--http-endpoint=127.0.0.1:0", "--probe-timeout=1s", "--v=5")
 	time.Sleep(time.Second)
@@ -45,20 +54,6 @@ func TestAgainstTheDriver(t *testing.T) {
 		t.Fatalf("GET /healthz after the driver restarted = %d %q, want 200 ok", code, body)
 	}
 
-	p.Signal(t, syscall.SIGTERM)
-	if code := p.Wait(t); code != 0 {
-		t.Fatalf("exit code after SIGTERM = %d, want 0", code)
-	}
-}
-
-// TestSIGTERMWhileWaitingForTheDriver checks that a stand-in still waiting for a driver socket that never comes
-// ends with 0 on SIGTERM.
-func TestSIGTERMWhileWaitingForTheDriver(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: builds the stand-in")
-	}
-	p := standintest.Start(t, standintest.Build(t, name), "--csi-address="+t.TempDir()+"/csi.sock", "--http-endpoint=127.0.0.1:0")
-	time.Sleep(500 * time.Millisecond)
 	p.Signal(t, syscall.SIGTERM)
 	if code := p.Wait(t); code != 0 {
 		t.Fatalf("exit code after SIGTERM = %d, want 0", code)

@@ -60,6 +60,9 @@ func run(ctx context.Context, args []string) int {
 	klog.InfoS("Starting", "standIn", name, "build", version.Get().String())
 	driverName, err := readDriverName(ctx, opts.CSIAddress, opts.Timeout)
 	if err != nil {
+		if ctx.Err() != nil {
+			return 0 // stopped while waiting for the driver
+		}
 		klog.ErrorS(err, "Cannot read the CSI driver's name", "csiAddress", opts.CSIAddress)
 		return 1
 	}
@@ -85,19 +88,15 @@ func readDriverName(ctx context.Context, address string, timeout time.Duration) 
 // errRegistrationFailed is returned when the kubelet reports that it could not register the driver.
 var errRegistrationFailed = errors.New("the kubelet failed to register the driver")
 
-// serve listens on the registration socket (and /healthz) until ctx ends or the kubelet reports a failure; the
-// socket is removed on every way out.
+// serve listens on the registration socket (and /healthz) until ctx ends or the kubelet reports a failure. The
+// socket is removed on every way out: stopping the gRPC server closes the listener, and closing a unix listener
+// unlinks its socket file.
 func serve(ctx context.Context, opts *Options, driverName string) error {
 	socket := opts.socketPath(driverName)
 	l, err := listenRegistration(socket)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err := os.Remove(socket); err != nil && !os.IsNotExist(err) {
-			klog.ErrorS(err, "Cannot remove the registration socket", "socket", socket)
-		}
-	}()
 	failed := make(chan string, 1)
 	srv := grpc.NewServer()
 	registerapi.RegisterRegistrationServer(srv, &registrationServer{driverName: driverName,

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -33,6 +34,16 @@ func TestAgainstTheDriver(t *testing.T) {
 	node, start := standintest.Driver(t)
 	start()
 	bin := standintest.Build(t, name)
+
+	t.Run("SIGTERM while waiting for the driver exits 0", func(t *testing.T) {
+		p := standintest.Start(t, bin, "--csi-address="+filepath.Join(t.TempDir(), "csi.sock"),
+			"--kubelet-registration-path="+hostSocket, "--plugin-registration-path="+t.TempDir())
+		time.Sleep(500 * time.Millisecond)
+		p.Signal(t, syscall.SIGTERM)
+		if code := p.Wait(t); code != 0 {
+			t.Fatalf("exit code after SIGTERM = %d, want 0", code)
+		}
+	})
 
 	t.Run("registers, serves healthz, removes its socket on SIGTERM", func(t *testing.T) {
 		regDir := t.TempDir()

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -26,12 +27,35 @@ const DriverName = "efs.csi.aws.com"
 func Build(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), dir)
-	cmd := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./test/standins/"+dir)
-	cmd.Dir = filepath.Join(harness.Repo(t), "driver")
+	pkg := "./test/standins/" + dir
+	module := filepath.Join(harness.Repo(t), "driver")
+	cmd := exec.CommandContext(t.Context(), "go", "build", "-o", bin, pkg)
+	cmd.Dir = module
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./test/standins/%s: %v\n%s", dir, err, out)
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
+	readSources(t, module, pkg)
 	return bin
+}
+
+// readSources reads the module's files that the binary of pkg is built from. go test caches a passing result
+// keyed by the test binary and the files the test read; the test binary does not link the stand-in's serving code
+// (nothing in it calls main), so without these reads a change to that code could replay a stale pass.
+func readSources(t *testing.T, module, pkg string) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "go", "list", "-deps",
+		"-f", `{{if .Module}}{{if .Module.Main}}{{range .GoFiles}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}{{end}}{{end}}`, pkg)
+	cmd.Dir = module
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	files := append(strings.Fields(string(out)), filepath.Join(module, "go.mod"), filepath.Join(module, "go.sum"))
+	for _, f := range files {
+		if _, err := os.ReadFile(f); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // Driver prepares the real driver in node mode on a unix socket (Node.Socket), with fakeaws as its instance
@@ -52,6 +76,7 @@ func Driver(t *testing.T) (node *harness.Node, start func() *harness.Driver) {
 		t.Helper()
 		if bin == "" {
 			bin = harness.BuildDriver(t, dir)
+			readSources(t, filepath.Join(harness.Repo(t), "driver"), "./cmd/aws-efs-csi-driver")
 		}
 		return node.Start(t, bin, "node")
 	}
