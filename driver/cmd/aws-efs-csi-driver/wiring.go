@@ -13,6 +13,7 @@ import (
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
 	"github.com/openshift/aws-efs-csi/driver/pkg/driver"
+	"github.com/openshift/aws-efs-csi/driver/pkg/events"
 	"github.com/openshift/aws-efs-csi/driver/pkg/metrics"
 	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
 	"github.com/openshift/aws-efs-csi/driver/pkg/rootdir"
@@ -85,6 +86,7 @@ func newController(opts *Options, e env) (*driver.Controller, error) {
 	}
 	if kube := kubeClient(); kube != nil {
 		cfg.Resolver = provision.KubeResolver{Client: kube}
+		cfg.Events = events.Poster{Client: kube}
 	} else {
 		klog.InfoS("fileSystemIdConfigRef and fileSystemIdSecretRef are unavailable outside a cluster")
 	}

@@ -40,6 +40,13 @@ type ControllerConfig struct {
 	RootDir provision.RootDirDeleter
 	// Resolver reads fileSystemIdConfigRef/SecretRef; nil refuses them.
 	Resolver FileSystemIDResolver
+	// Events posts warnings on claims (unknown StorageClass parameters); nil only logs them.
+	Events ClaimWarner
+}
+
+// ClaimWarner posts a Warning Event on a PersistentVolumeClaim.
+type ClaimWarner interface {
+	WarnClaim(ctx context.Context, namespace, name, reason, message string) error
 }
 
 // Controller is the CSI controller service.
@@ -49,6 +56,7 @@ type Controller struct {
 	clouds   atomic.Pointer[cloudsBox]
 	zoneID   atomic.Pointer[string]
 	inflight *inFlight
+	warned   warnedOnce
 }
 
 type cloudsBox struct{ Clouds }
@@ -109,6 +117,7 @@ func (c *Controller) createVolume(ctx context.Context, req *csi.CreateVolumeRequ
 	if err != nil {
 		return nil, err
 	}
+	c.warnParams(ctx, params, req.GetParameters())
 	ca, err := provision.ParseSecrets(req.GetSecrets())
 	if err != nil {
 		return nil, err

@@ -36,7 +36,8 @@ func TestCreateVolumeDefaultsAndRetry(t *testing.T) {
 	if ap.PosixUser == nil || ap.PosixUser.Gid != 50000 || ap.PosixUser.Uid != 50000 || ap.ClientToken != "pvc-1" {
 		t.Errorf("access point %+v", ap)
 	}
-	if !strings.HasPrefix(ap.RootDirectory.Path, "/pv-x-") || ap.RootDirectory.CreationInfo.Permissions != "700" {
+	// Upstream's default directory: /<volume name>, no suffix.
+	if ap.RootDirectory.Path != "/pvc-1" || ap.RootDirectory.CreationInfo.Permissions != "700" {
 		t.Errorf("root directory %+v", ap.RootDirectory)
 	}
 	tags := map[string]string{}
@@ -77,13 +78,11 @@ func TestCreateVolumeInvalidParameters(t *testing.T) {
 		{"base path", e.params("basePath", "../x"), "basePath"},
 		{"pattern", e.params("subPathPattern", "${.PV.uid}"), "subPathPattern"},
 		{"root", e.params("subPathPattern", "/", "ensureUniqueDirectory", "false"), "subPathPattern"},
-		{"long", e.params("subPathPattern", strings.Repeat("x", 120)), "at most 100"},
-		{"unique", e.params("ensureUniqueDirectory", "2"), "ensureUniqueDirectory"},
+		{"long", e.params("basePath", strings.Repeat("x", 95)), "cannot be shortened to 100"},
 		{"reuse", e.params("reuseAccessPoint", "y"), "reuseAccessPoint"},
 		{"zone affinity", e.params("enforceZoneAffinity", "y"), "enforceZoneAffinity"},
 		{"tagging", e.params("enableTagging", "y"), "enableTagging"},
 		{"az", e.params("az", "A"), "az"},
-		{"unknown", e.params("foo", "bar"), `"foo"`},
 		{"no such fs", e.params("fileSystemId", "fs-00000000deadbeef"), "fs-00000000deadbeef"},
 	}
 	for _, tt := range tests {
@@ -306,6 +305,11 @@ func TestCrossAccountVolumeContext(t *testing.T) {
 	ctx = mk("pvc-2", map[string]string{"awsRoleArn": role}, "az", "us-east-1b")
 	if ctx["mounttargetip"] != ipOf["use1-az2"] {
 		t.Errorf("az us-east-1b: context %v, want IP %s", ctx, ipOf["use1-az2"])
+	}
+	// az may also name the zone by ID (the same in every account).
+	ctx = mk("pvc-2b", map[string]string{"awsRoleArn": role}, "az", "use1-az3")
+	if ctx["mounttargetip"] != ipOf["use1-az3"] {
+		t.Errorf("az use1-az3: context %v, want IP %s", ctx, ipOf["use1-az3"])
 	}
 	ctx = mk("pvc-3", map[string]string{"awsRoleArn": role})
 	c, err := volume.ParseContext(ctx)

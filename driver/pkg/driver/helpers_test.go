@@ -35,6 +35,8 @@ type envOpts struct {
 	tags     map[string]string
 	rootDir  provision.RootDirDeleter
 	notReady bool
+	events   ClaimWarner
+	resolver FileSystemIDResolver
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -54,6 +56,8 @@ func newEnv(t *testing.T, o envOpts) *env {
 	e.ctrl = NewController(ControllerConfig{
 		Provisioner: provision.New(provision.Config{Tags: o.tags, GIDs: provision.NewGIDAllocator(time.Minute, nil)}),
 		RootDir:     o.rootDir,
+		Events:      o.events,
+		Resolver:    o.resolver,
 	})
 	if !o.notReady {
 		e.ctrl.SetClouds(newProvider(t, s, e.metrics))

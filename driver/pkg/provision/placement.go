@@ -107,7 +107,11 @@ func (p *Provisioner) mountContext(ctx context.Context, c EFS, own Zones, req Cr
 		return volume.Context{}, fmt.Errorf("%w: file system %s has no available mount target", ErrNoMountTarget, req.FileSystemID)
 	}
 	if az := req.Params.AZ; az != "" {
-		return pickByZone(usable, az, idByName[az], req.FileSystemID), nil
+		azID := idByName[az]
+		if IsZoneID(az) {
+			azID = az // az may name the zone by ID, which is the same in every account
+		}
+		return pickByZone(usable, az, azID, req.FileSystemID), nil
 	}
 	ips := map[string]string{}
 	for _, mt := range usable {

@@ -1,32 +1,49 @@
 package provision
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"strings"
 	"testing"
 )
 
+// TestRootDir states upstream's naming (driver-behaviour.md §9.5, controller.go): without subPathPattern the
+// directory is /<basePath>/<volume name>, no suffix; with it, the pattern plus a suffix unless
+// ensureUniqueDirectory parses as false. Ours differ only where noted: the suffix is derived from the volume
+// name (upstream: random), and paths over 100 characters are shortened (upstream: InvalidArgument).
 func TestRootDir(t *testing.T) {
 	suffix := uniqueSuffix("pvc-1")
+	long := "pvc-" + strings.Repeat("x", 124) // csi-sanity's maximum-length name: 128 characters
 	tests := []struct {
 		name    string
 		params  map[string]string
+		volume  string
 		want    string
 		wantErr string
 	}{
-		{"default", base(), "/pv-1-" + suffix, ""},
-		{"base path", base("basePath", "/dyn"), "/dyn/pv-1-" + suffix, ""},
-		{"no unique", base("ensureUniqueDirectory", "false"), "/pv-1", ""},
-		{"ns and name", base("subPathPattern", "${.PVC.namespace}/${.PVC.name}", "ensureUniqueDirectory", "false"), "/ns/claim", ""},
-		{"empty pattern unique", base("subPathPattern", ""), "/" + suffix, ""},
-		{"slash pattern unique", base("subPathPattern", "/"), "/" + suffix, ""},
-		{"slash pattern no unique", base("subPathPattern", "/", "ensureUniqueDirectory", "false"), "", `file system root "/"`},
-		{"empty pattern no unique", base("subPathPattern", "", "ensureUniqueDirectory", "false"), "", `file system root "/"`},
-		{"dot pattern", base("subPathPattern", ".", "ensureUniqueDirectory", "false"), "", `no "." or ".." elements`},
-		{"too long", base("subPathPattern", strings.Repeat("a", 101), "ensureUniqueDirectory", "false"), "", "want at most 100"},
-		{"too deep", base("subPathPattern", "a/b/c/d/e/f", "ensureUniqueDirectory", "false"), "", "want at most 5"},
-		{"missing metadata", base("subPathPattern", "${.PVC.name}", ParamPVCName, ""), "", "--extra-create-metadata"},
-		{"pv name falls back to volume name", base("ensureUniqueDirectory", "false", ParamPVName, ""), "/pvc-1", ""},
+		{"default: volume name, no suffix", base(), "", "/pvc-1", ""},
+		{"base path", base("basePath", "/dyn"), "", "/dyn/pvc-1", ""},
+		{"ensureUniqueDirectory ignored without a pattern", base("ensureUniqueDirectory", "true"), "", "/pvc-1", ""},
+		{"pattern PV name: suffix by default", base("subPathPattern", "${.PV.name}"), "", "/pv-1-" + suffix, ""},
+		{"pattern, ensureUnique false", base("subPathPattern", "${.PV.name}", "ensureUniqueDirectory", "false"), "", "/pv-1", ""},
+		{"pattern, ensureUnique not a bool counts as true", base("subPathPattern", "${.PV.name}", "ensureUniqueDirectory", "yes"), "", "/pv-1-" + suffix, ""},
+		{"pattern, ensureUnique 0", base("subPathPattern", "x", "ensureUniqueDirectory", "0"), "", "/x", ""},
+		{"ns and name", base("subPathPattern", "${.PVC.namespace}/${.PVC.name}", "ensureUniqueDirectory", "false"), "", "/ns/claim", ""},
+		{"empty pattern unique", base("subPathPattern", ""), "", "/" + suffix, ""},
+		{"slash pattern unique", base("subPathPattern", "/"), "", "/" + suffix, ""},
+		{"slash pattern no unique", base("subPathPattern", "/", "ensureUniqueDirectory", "false"), "", "", `file system root "/"`},
+		{"empty pattern no unique", base("subPathPattern", "", "ensureUniqueDirectory", "false"), "", "", `file system root "/"`},
+		{"dot pattern", base("subPathPattern", ".", "ensureUniqueDirectory", "false"), "", "", `no "." or ".." elements`},
+		{"too deep", base("subPathPattern", "a/b/c/d/e/f", "ensureUniqueDirectory", "false"), "", "", "want at most 5"},
+		{"missing metadata", base("subPathPattern", "${.PVC.name}", ParamPVCName, ""), "", "", "--extra-create-metadata"},
+		{"pv name falls back to volume name", base("subPathPattern", "${.PV.name}", "ensureUniqueDirectory", "false", ParamPVName, ""), "", "/pvc-1", ""},
+		{"maximum-length name is shortened", base(), long, "/" + long[:82] + "-" + hashOf("/"+long), ""},
+		{"maximum-length name under a 25-character basePath", base("basePath", strings.Repeat("b", 25)), long,
+			"/" + strings.Repeat("b", 25) + "/" + long[:56] + "-" + hashOf("/"+strings.Repeat("b", 25)+"/"+long), ""},
+		{"long pattern is shortened", base("subPathPattern", strings.Repeat("a", 101), "ensureUniqueDirectory", "false"), "",
+			"/" + strings.Repeat("a", 82) + "-" + hashOf("/"+strings.Repeat("a", 101)), ""},
+		{"basePath leaves no room", base("basePath", strings.Repeat("b", 90)), long, "", "cannot be shortened"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -38,7 +55,11 @@ func TestRootDir(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := RootDir(p, "pvc-1")
+			vol := tt.volume
+			if vol == "" {
+				vol = "pvc-1"
+			}
+			got, err := RootDir(p, vol)
 			if tt.wantErr != "" {
 				if err == nil || !errors.Is(err, ErrInvalidParameter) || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("RootDir = %q, %v; want error containing %q", got, err, tt.wantErr)
@@ -48,9 +69,33 @@ func TestRootDir(t *testing.T) {
 			if err != nil || got != tt.want {
 				t.Fatalf("RootDir = %q, %v; want %q", got, err, tt.want)
 			}
+			if len(got) > maxRootDirLen {
+				t.Fatalf("RootDir = %q: %d characters, over %d", got, len(got), maxRootDirLen)
+			}
 			checkRootDir(t, got)
 		})
 	}
+}
+
+// TestRootDirShortenedNamesDiffer: two maximum-length names that differ only after the kept prefix get different
+// directories, and a retry of the same name gets the same one.
+func TestRootDirShortenedNamesDiffer(t *testing.T) {
+	p, err := ParseParams(base())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := "pvc-"+strings.Repeat("x", 123)+"a", "pvc-"+strings.Repeat("x", 123)+"b"
+	da, _ := RootDir(p, a)
+	db, _ := RootDir(p, b)
+	again, _ := RootDir(p, a)
+	if da == db || da != again {
+		t.Fatalf("RootDir(a) = %q, RootDir(b) = %q, again %q: want distinct and stable", da, db, again)
+	}
+}
+
+func hashOf(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])[:16]
 }
 
 func TestClientToken(t *testing.T) {

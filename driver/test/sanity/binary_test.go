@@ -81,7 +81,7 @@ func TestCSISanityBinary(t *testing.T) {
 	defer fix.Stop()
 
 	params := filepath.Join(work, "params.yaml")
-	if err := os.WriteFile(params, []byte("provisioningMode: efs-ap\nfileSystemId: "+fsID+"\ndirectoryPerms: \"700\"\nsubPathPattern: sanity\n"), 0o644); err != nil {
+	if err := os.WriteFile(params, []byte("provisioningMode: efs-ap\nfileSystemId: "+fsID+"\ndirectoryPerms: \"700\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	reportFile := filepath.Join(work, "report.json")

@@ -63,9 +63,7 @@ func TestSanity(t *testing.T) {
 	cfg.Address = "unix://" + sock
 	cfg.TargetPath = filepath.Join(t.TempDir(), "target")
 	cfg.StagingPath = filepath.Join(t.TempDir(), "staging")
-	cfg.TestVolumeParameters = map[string]string{"provisioningMode": "efs-ap", "fileSystemId": fsID, "directoryPerms": "700",
-		// csi-sanity names volumes up to 128 characters; PV names (pvc-<uid>) fit the default pattern, these do not.
-		"subPathPattern": "sanity"}
+	cfg.TestVolumeParameters = map[string]string{"provisioningMode": "efs-ap", "fileSystemId": fsID, "directoryPerms": "700"}
 	cfg.IDGen = harness.SanityIDs{FileSystemID: fsID}
 	cfg.IdempotentCount = 3
 	sc := sanity.GinkgoTest(&cfg)
