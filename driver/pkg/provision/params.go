@@ -88,7 +88,7 @@ type Params struct {
 }
 
 var (
-	refPattern   = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[-._a-zA-Z0-9]+$`)
+	refPattern    = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[-._a-zA-Z0-9]+$`)
 	zonePattern   = regexp.MustCompile(`^[a-z]{2}(-[a-z0-9]+)+$`)
 	zoneIDPattern = regexp.MustCompile(`^[a-z]{2,5}[0-9]+(-[a-z]+[0-9]+)*-az[0-9]+$`)
 	permsPattern  = regexp.MustCompile(`^[0-7]{3,4}$`)
