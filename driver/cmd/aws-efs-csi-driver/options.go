@@ -64,7 +64,7 @@ type Options struct {
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Version, "version", false, "Print the driver version, commit and tree state, then exit.")
 	fs.StringVar((*string)(&o.Mode), "mode", string(ModeAll), "Which CSI services to serve: controller, node or all.")
-	fs.StringVar(&o.Endpoint, "endpoint", "unix:///var/lib/csi/sockets/pluginproxy/csi.sock", "CSI gRPC endpoint, unix:///absolute/path or unix:/absolute/path.")
+	fs.StringVar(&o.Endpoint, "endpoint", "unix:///var/lib/csi/sockets/pluginproxy/csi.sock", "CSI gRPC endpoint: unix:///absolute/path, unix:/absolute/path or tcp://host:port.")
 	fs.StringVar(&o.Region, "region", "", "AWS region. Empty: instance metadata, else the AWS_REGION environment variable.")
 	fs.StringVar(&o.AvailabilityZone, "availability-zone", "", "Availability zone the driver runs in. Empty: instance metadata.")
 	fs.StringVar(&o.HTTPEndpoint, "http-endpoint", "", "host:port to serve Prometheus metrics on at /metrics (controller). Empty: no metrics server.")
@@ -91,7 +91,7 @@ func (o *Options) Validate() error {
 	if !valid {
 		return fmt.Errorf("--mode %q: want one of %s", o.Mode, joinModes())
 	}
-	if _, err := driver.SocketPath(o.Endpoint); err != nil {
+	if _, _, err := driver.ParseEndpoint(o.Endpoint); err != nil {
 		return fmt.Errorf("--%w", err)
 	}
 	if o.HTTPEndpoint != "" {

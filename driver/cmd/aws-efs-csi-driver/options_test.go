@@ -29,7 +29,9 @@ func TestValidate(t *testing.T) {
 			"--tags=a:b c:d", "--delete-access-point-root-dir", "--adaptive-retry-mode=false", "--region=us-east-1"}},
 		{name: "node", args: []string{"--mode=node"}},
 		{name: "unknown mode", args: []string{"--mode=both"}, wantErr: `--mode "both": want one of controller, node, all`},
-		{name: "tcp endpoint", args: []string{"--endpoint=tcp://1.2.3.4:10"}, wantErr: `--endpoint "tcp://1.2.3.4:10": want unix:///`},
+		// Upstream accepts tcp://host:port (util.ParseEndpoint); so do we.
+		{name: "tcp endpoint", args: []string{"--endpoint=tcp://127.0.0.1:10000"}},
+		{name: "tcp endpoint without port", args: []string{"--endpoint=tcp://127.0.0.1"}, wantErr: `--endpoint "tcp://127.0.0.1": want tcp://host:port`},
 		{name: "unix with a host", args: []string{"--endpoint=unix://csi/csi.sock"}, wantErr: `--endpoint "unix://csi/csi.sock": want unix:///`},
 		{name: "relative socket", args: []string{"--endpoint=unix:csi.sock"}, wantErr: `--endpoint "unix:csi.sock"`},
 		{name: "upstream short form", args: []string{"--endpoint=unix:/csi/csi.sock"}},

@@ -103,7 +103,7 @@ func (c *Controller) cloudFor(ca provision.CrossAccount) (*cloud.Cloud, *cloud.C
 // CreateVolume creates an access point for a volume, or returns the one a previous call created.
 func (c *Controller) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, error) {
 	resp, err := c.createVolume(ctx, req)
-	return resp, toStatus(err)
+	return resp, toStatus(redactSecrets(err, req.GetSecrets()))
 }
 
 func (c *Controller) createVolume(ctx context.Context, req *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, error) {
@@ -164,8 +164,12 @@ func (c *Controller) fileSystemID(ctx context.Context, p provision.Params) (stri
 		return "", fmt.Errorf("%s %s/%s/%s: %w", param, ref.Namespace, ref.Name, ref.Key, err)
 	}
 	if !volume.ValidFileSystemID(id) {
-		return "", fmt.Errorf("%w: %s %s/%s/%s holds %q: want fs-<8 to 40 hex digits>", provision.ErrInvalidParameter, param,
-			ref.Namespace, ref.Name, ref.Key, id)
+		shown := fmt.Sprintf("%q", id)
+		if secret {
+			shown = "a value that" // a Secret's value never reaches an error, event or log
+		}
+		return "", fmt.Errorf("%w: %s %s/%s/%s holds %s is not a file system ID: want fs-<8 to 40 hex digits>", provision.ErrInvalidParameter, param,
+			ref.Namespace, ref.Name, ref.Key, shown)
 	}
 	return id, nil
 }
@@ -175,7 +179,7 @@ func (c *Controller) fileSystemID(ctx context.Context, p provision.Params) (stri
 func (c *Controller) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest) (*csi.DeleteVolumeResponse, error) {
 	err := c.deleteVolume(ctx, req)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, toStatus(redactSecrets(err, req.GetSecrets()))
 	}
 	return &csi.DeleteVolumeResponse{}, nil
 }
@@ -215,7 +219,7 @@ func (c *Controller) deleteVolume(ctx context.Context, req *csi.DeleteVolumeRequ
 // ValidateVolumeCapabilities confirms the capabilities of an existing volume.
 func (c *Controller) ValidateVolumeCapabilities(ctx context.Context, req *csi.ValidateVolumeCapabilitiesRequest) (*csi.ValidateVolumeCapabilitiesResponse, error) {
 	resp, err := c.validateVolumeCapabilities(ctx, req)
-	return resp, toStatus(err)
+	return resp, toStatus(redactSecrets(err, req.GetSecrets()))
 }
 
 func (c *Controller) validateVolumeCapabilities(ctx context.Context, req *csi.ValidateVolumeCapabilitiesRequest) (*csi.ValidateVolumeCapabilitiesResponse, error) {

@@ -3,6 +3,8 @@ package driver
 import (
 	"context"
 	"errors"
+	"sort"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -58,4 +60,39 @@ func toStatus(err error) error {
 		return err
 	}
 	return status.Error(codeFor(err), err.Error())
+}
+
+// redactedError keeps the code of the error it hides while its message has the secrets' values replaced.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redactSecrets replaces every value of the request's secrets in err's message with the name of its key: AWS
+// echoes the role ARN in AssumeRole errors, and no value from a Secret may reach an error, event or log. Values
+// shorter than 4 characters (true, 1) are left alone: they say nothing and would mangle the message.
+func redactSecrets(err error, secrets map[string]string) error {
+	if err == nil || len(secrets) == 0 {
+		return err
+	}
+	msg := err.Error()
+	keys := make([]string, 0, len(secrets))
+	for k := range secrets {
+		keys = append(keys, k)
+	}
+	// longest values first, so that a value containing another is replaced whole
+	sort.Slice(keys, func(i, j int) bool { return len(secrets[keys[i]]) > len(secrets[keys[j]]) })
+	changed := false
+	for _, k := range keys {
+		if v := secrets[k]; len(v) >= 4 && strings.Contains(msg, v) {
+			msg, changed = strings.ReplaceAll(msg, v, "<secret "+k+">"), true
+		}
+	}
+	if !changed {
+		return err
+	}
+	return &redactedError{msg: msg, err: err}
 }

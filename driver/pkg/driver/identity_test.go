@@ -1,9 +1,12 @@
 package driver
 
 import (
+	"context"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 )
 
 func TestIdentity(t *testing.T) {
@@ -48,5 +51,27 @@ func TestIdentityNodeOnly(t *testing.T) {
 	probe, _ := id.Probe(t.Context(), &csi.ProbeRequest{})
 	if !probe.GetReady().GetValue() {
 		t.Fatal("node-only identity without checks is not ready")
+	}
+}
+
+// TestListenTCP: a tcp://host:port endpoint (upstream accepts it) serves the CSI services.
+func TestListenTCP(t *testing.T) {
+	l, err := Listen("tcp://127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := NewServer(Services{Identity: NewIdentity("v1", false)}, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, srv, l) }()
+	defer func() { cancel(); <-done }()
+	conn, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	resp, err := csi.NewIdentityClient(conn).GetPluginInfo(t.Context(), &csi.GetPluginInfoRequest{})
+	if err != nil || resp.GetName() != DriverName {
+		t.Fatalf("GetPluginInfo over tcp = %v, %v", resp, err)
 	}
 }

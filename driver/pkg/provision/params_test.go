@@ -176,16 +176,17 @@ func TestParseSecrets(t *testing.T) {
 		{"none", nil, CrossAccount{}, ""},
 		{"role", map[string]string{"awsRoleArn": "arn:aws:iam::123456789012:role/efs", "externalId": "s3cr3t", "crossaccount": "true"},
 			CrossAccount{RoleARN: "arn:aws:iam::123456789012:role/efs", ExternalID: "s3cr3t", DNSByAZID: true}, ""},
-		{"bad arn", map[string]string{"awsRoleArn": "efs-role"}, CrossAccount{}, `awsRoleArn "efs-role": want arn:aws:iam::`},
-		{"external id alone", map[string]string{"externalId": "s3cr3t"}, CrossAccount{}, "externalId is set without awsRoleArn"},
-		{"bad bool", map[string]string{"crossaccount": "si"}, CrossAccount{}, `crossaccount "si"`},
+		{"bad arn", map[string]string{"awsRoleArn": "s3cr3t-role"}, CrossAccount{}, `awsRoleArn: the value is not a role ARN: want arn:aws:iam::`},
+		// Upstream ignores externalId without awsRoleArn.
+		{"external id alone", map[string]string{"externalId": "s3cr3t"}, CrossAccount{}, ""},
+		{"bad bool", map[string]string{"crossaccount": "s3cr3t"}, CrossAccount{}, `crossaccount: the value is not a boolean: want true or false`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := ParseSecrets(tt.in)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "s3cr3t") {
-					t.Fatalf("err = %v, want %q without the external ID", err, tt.wantErr)
+					t.Fatalf("err = %v, want %q without the secret's value", err, tt.wantErr)
 				}
 				return
 			}
