@@ -14,6 +14,7 @@ import (
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
 	"github.com/openshift/aws-efs-csi/driver/pkg/driver"
 	"github.com/openshift/aws-efs-csi/driver/pkg/events"
+	"github.com/openshift/aws-efs-csi/driver/pkg/health"
 	"github.com/openshift/aws-efs-csi/driver/pkg/metrics"
 	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
 	"github.com/openshift/aws-efs-csi/driver/pkg/rootdir"
@@ -24,7 +25,7 @@ import (
 func serve(ctx context.Context, opts *Options, e env) error {
 	m := metrics.New()
 	services := driver.Services{}
-	var checks []driver.ReadyCheck
+	var checks []health.Check
 	g, ctx := errgroup.WithContext(ctx)
 	if opts.runsController() {
 		ctrl, err := newController(opts, e)
@@ -32,7 +33,7 @@ func serve(ctx context.Context, opts *Options, e env) error {
 			return err
 		}
 		services.Controller = ctrl
-		checks = append(checks, ctrl.Ready)
+		checks = append(checks, health.Check{Name: "aws_credentials", Fn: ctrl.Ready})
 		g.Go(func() error { initController(ctx, opts, e, ctrl, m); return nil })
 		if opts.DeleteAccessPointRootDir && !opts.runsNode() {
 			// Root-directory deletion runs mount.efs, which reads /etc/amazon/efs/efs-utils.conf: the image keeps
@@ -43,14 +44,16 @@ func serve(ctx context.Context, opts *Options, e env) error {
 		}
 	}
 	if opts.runsNode() {
-		node, ready, err := startNode(ctx, g, opts, e)
+		node, nodeChecks, err := startNode(ctx, g, opts, e)
 		if err != nil {
 			return err
 		}
 		services.Node = node
-		checks = append(checks, ready)
+		checks = append(checks, nodeChecks...)
 	}
-	services.Identity = driver.NewIdentity(version.Get().Version, services.Controller != nil, checks...)
+	// Probe is always ready while the process serves; dependencies show in metrics and the log instead.
+	services.Identity = driver.NewIdentity(version.Get().Version, services.Controller != nil)
+	g.Go(func() error { (&health.Monitor{Checks: checks, Observer: m}).Run(ctx); return nil })
 	srv := driver.NewServer(services, m)
 	l, err := driver.Listen(opts.Endpoint)
 	if err != nil {
@@ -97,7 +100,7 @@ func newController(opts *Options, e env) (*driver.Controller, error) {
 }
 
 // initController resolves region and zone and builds the AWS clients, retrying until it works or ctx ends; the
-// controller answers Unavailable, and Probe says not ready, until then.
+// controller answers Unavailable, and the aws_credentials dependency is reported unhealthy, until then.
 func initController(ctx context.Context, opts *Options, e env, ctrl *driver.Controller, m *metrics.Metrics) {
 	for delay := time.Second; ; delay = min(2*delay, time.Minute) {
 		err := func() error {

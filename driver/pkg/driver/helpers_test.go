@@ -67,7 +67,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewServer(Services{Identity: NewIdentity("v9.9.9", true, e.ctrl.Ready), Controller: e.ctrl}, e.metrics)
+	srv := NewServer(Services{Identity: NewIdentity("v9.9.9", true), Controller: e.ctrl}, e.metrics)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- Serve(ctx, srv, l) }()

@@ -26,17 +26,20 @@ func TestIdentity(t *testing.T) {
 	if len(got) != 2 || got[0] != csi.PluginCapability_Service_VOLUME_ACCESSIBILITY_CONSTRAINTS || got[1] != csi.PluginCapability_Service_CONTROLLER_SERVICE {
 		t.Fatalf("capabilities = %v", got)
 	}
-	// Not ready until the AWS clients are installed; CreateVolume says Unavailable meanwhile.
+	// Probe is ready even before the AWS clients are installed (upstream: always OK; a liveness failure would
+	// restart the plugin); CreateVolume says Unavailable meanwhile, and Ready (the health check) says why.
 	probe, err := e.identity.Probe(t.Context(), &csi.ProbeRequest{})
-	if err != nil || probe.GetReady().GetValue() {
-		t.Fatalf("Probe before init = %v, %v; want ready=false", probe, err)
+	if err != nil || !probe.GetReady().GetValue() {
+		t.Fatalf("Probe before init = %v, %v; want ready=true", probe, err)
 	}
 	_, err = e.create(t, "pvc-1", e.params())
 	wantCode(t, err, 14 /* Unavailable */, "not ready")
+	if err := e.ctrl.Ready(t.Context()); err == nil {
+		t.Fatal("controller health check passes before the AWS clients exist")
+	}
 	e.ctrl.SetClouds(newProvider(t, e.aws, e.metrics))
-	probe, err = e.identity.Probe(t.Context(), &csi.ProbeRequest{})
-	if err != nil || !probe.GetReady().GetValue() {
-		t.Fatalf("Probe after init = %v, %v; want ready=true", probe, err)
+	if err := e.ctrl.Ready(t.Context()); err != nil {
+		t.Fatalf("controller health check after init: %v", err)
 	}
 }
 

@@ -22,6 +22,7 @@ type Metrics struct {
 	apiThrottles *prometheus.CounterVec
 	rpcDuration  *prometheus.HistogramVec
 	rpcErrors    *prometheus.CounterVec
+	dependencies *prometheus.GaugeVec
 }
 
 // New creates the metrics and registers them, with the Go and process collectors, on a new registry.
@@ -46,7 +47,11 @@ func New() *Metrics {
 			Name: "aws_efs_csi_rpc_errors_total", Help: "CSI RPCs that returned an error, by method and gRPC code.",
 		}, []string{"method", "code"}),
 	}
-	m.registry.MustRegister(m.apiDuration, m.apiErrors, m.apiThrottles, m.rpcDuration, m.rpcErrors,
+	m.dependencies = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "aws_efs_csi_dependency_healthy",
+		Help: "1 when a dependency of the driver (aws_credentials, efs_utils_watchdog, node_identity, aws_clients) passed its last check, 0 when not. Liveness never reflects these: see docs/driver/health.md.",
+	}, []string{"dependency"})
+	m.registry.MustRegister(m.apiDuration, m.apiErrors, m.apiThrottles, m.rpcDuration, m.rpcErrors, m.dependencies,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -73,6 +78,15 @@ func (m *Metrics) ObserveRPC(method, code string, d time.Duration) {
 	if code != "OK" {
 		m.rpcErrors.WithLabelValues(method, code).Inc()
 	}
+}
+
+// SetDependencyHealthy records the latest check of a dependency (package health).
+func (m *Metrics) SetDependencyHealthy(dependency string, healthy bool) {
+	v := 0.0
+	if healthy {
+		v = 1
+	}
+	m.dependencies.WithLabelValues(dependency).Set(v)
 }
 
 // Handler serves the registry in the Prometheus exposition format.

@@ -64,8 +64,9 @@ func TestCSISanityBinary(t *testing.T) {
 			t.Logf("driver log:\n%s", logs.String())
 		}
 	}()
-	identity := csi.NewIdentityClient(dial(t, ctrlSock))
-	waitReady(t, identity)
+	ctrlConn := dial(t, ctrlSock)
+	identity := csi.NewIdentityClient(ctrlConn)
+	waitReady(t, csi.NewControllerClient(ctrlConn), fsID)
 
 	// csi-sanity sends identity calls and the node calls of its cleanup to --csi.endpoint: a forwarder to the
 	// driver's identity plus the cleanup node stand-in; controller calls go straight to the driver process.
@@ -166,15 +167,16 @@ func dial(t *testing.T, sock string) *grpc.ClientConn {
 	return conn
 }
 
-// waitReady polls Probe until the driver says ready (its AWS initialisation runs after the socket opens).
-func waitReady(t *testing.T, id csi.IdentityClient) {
+// waitReady waits until the controller serves: its AWS initialisation runs after the socket opens, and Probe is
+// ready throughout, so it polls a DeleteVolume of an access point that does not exist (success once AWS answers).
+func waitReady(t *testing.T, c csi.ControllerClient, fsID string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-		resp, err := id.Probe(ctx, &csi.ProbeRequest{})
+		_, err := c.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: fsID + "::fsap-0123456789abcdef0"})
 		cancel()
-		if err == nil && resp.GetReady().GetValue() {
+		if err == nil {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -53,7 +53,7 @@ func TestSanity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := driver.NewServer(driver.Services{Identity: driver.NewIdentity("v0.0.0-sanity", true, ctrl.Ready), Controller: ctrl, Node: cleanupNode{}}, m)
+	srv := driver.NewServer(driver.Services{Identity: driver.NewIdentity("v0.0.0-sanity", true), Controller: ctrl, Node: cleanupNode{}}, m)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- driver.Serve(ctx, srv, l) }()
