@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"k8s.io/klog/v2"
+	mountutils "k8s.io/mount-utils"
 )
 
 // ErrUnsafePath is wrapped when a root directory would reach outside the access point's own directory.
@@ -30,6 +31,8 @@ type Deleter struct {
 	Mounter Mounter
 	// WorkDir holds one temporary mount point per access point (upstream: /var/lib/csi/pv).
 	WorkDir string
+	// IsMountPoint reports whether a path is a mount point; nil reads /proc/self/mountinfo (k8s.io/mount-utils).
+	IsMountPoint func(path string) (bool, error)
 }
 
 // Target is one root directory to delete.
@@ -67,6 +70,9 @@ func (d *Deleter) Delete(ctx context.Context, t Target) (err error) {
 	if err := os.MkdirAll(mountPoint, 0o700); err != nil {
 		return fmt.Errorf("create mount point %s: %w", mountPoint, err)
 	}
+	if err := d.clearLeftoverMounts(ctx, mountPoint); err != nil {
+		return err
+	}
 	if err := d.Mounter.Mount(ctx, t.FileSystemID+":/", mountPoint, t.MountOptions); err != nil {
 		_ = os.Remove(mountPoint)
 		return fmt.Errorf("mount %s at %s: %w", t.FileSystemID, mountPoint, err)
@@ -91,6 +97,33 @@ func (d *Deleter) Delete(ctx context.Context, t Target) (err error) {
 	}
 	klog.V(2).InfoS("Deleted access point root directory", "accessPointID", t.AccessPointID, "fileSystemID", t.FileSystemID, "rootDir", t.RootDir)
 	return nil
+}
+
+// maxLeftoverMounts bounds how many stale mounts on one work directory are taken off before giving up.
+const maxLeftoverMounts = 8
+
+// clearLeftoverMounts unmounts whatever is still mounted on mountPoint (a controller that crashed, or an unmount
+// that failed, after an earlier attempt), so that the new mount is not stacked on an old one and the deferred
+// unmount leaves the directory empty.
+func (d *Deleter) clearLeftoverMounts(ctx context.Context, mountPoint string) error {
+	isMountPoint := d.IsMountPoint
+	if isMountPoint == nil {
+		isMountPoint = mountutils.NewWithoutSystemd("").IsMountPoint
+	}
+	for range maxLeftoverMounts {
+		mounted, err := isMountPoint(mountPoint)
+		if err != nil {
+			return fmt.Errorf("check whether %s is still mounted: %w", mountPoint, err)
+		}
+		if !mounted {
+			return nil
+		}
+		klog.InfoS("Unmounting a leftover mount of an earlier root directory deletion", "path", mountPoint)
+		if err := d.Mounter.Unmount(ctx, mountPoint); err != nil {
+			return fmt.Errorf("unmount leftover mount at %s: %w", mountPoint, err)
+		}
+	}
+	return fmt.Errorf("%s is still mounted after %d unmounts", mountPoint, maxLeftoverMounts)
 }
 
 // ExecMounter runs mount(8) -t efs, which hands over to efs-utils' mount.efs, and umount(8).
