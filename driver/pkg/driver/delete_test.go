@@ -11,6 +11,7 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
 
+	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
 	"github.com/openshift/aws-efs-csi/driver/pkg/rootdir"
 	"github.com/openshift/aws-efs-csi/driver/pkg/volume"
 	"github.com/openshift/aws-efs-csi/driver/test/fakeaws"
@@ -126,8 +127,48 @@ func TestDeleteVolumeRootDir(t *testing.T) {
 	// An access point rooted at "/" (made behind the driver's back) is never emptied.
 	rootAP := e.aws.AddAccessPoint(fakeaws.AccessPoint{FileSystemId: e.fsID, PosixUser: &fakeaws.PosixUser{Uid: 1, Gid: 1}})
 	_, err = e.client.DeleteVolume(t.Context(), &csi.DeleteVolumeRequest{VolumeId: e.fsID + "::" + rootAP})
-	wantCode(t, err, codes.FailedPrecondition, "file system root")
+	wantCode(t, err, codes.FailedPrecondition, "kept", "file system root")
 	if _, err := os.Stat(filepath.Join(keepDir, "sub", "data")); err != nil {
 		t.Errorf("data under / deleted: %v", err)
 	}
+}
+
+// refuseDeleter fails the test if a root directory deletion is attempted.
+type refuseDeleter struct{ t *testing.T }
+
+func (r refuseDeleter) Delete(_ context.Context, tgt rootdir.Target) error {
+	r.t.Errorf("root directory %s of %s deleted although another access point uses it", tgt.RootDir, tgt.AccessPointID)
+	return nil
+}
+
+// TestDeleteVolumeRootDirSharedWithAnotherAccessPoint: with ensureUniqueDirectory=false and a pattern such as
+// ${.PVC.namespace}, volumes share a root directory, or one's root is inside another's. Deleting the directory
+// would delete the other volume's data: the access point is kept, nothing is removed, and FailedPrecondition names
+// the other access point. (Upstream deletes it.)
+func TestDeleteVolumeRootDirSharedWithAnotherAccessPoint(t *testing.T) {
+	e := newEnv(t, envOpts{rootDir: refuseDeleter{t}})
+	create := func(name, claim, pattern string) (string, string) {
+		vol, err := e.create(t, name, e.params("subPathPattern", pattern, "ensureUniqueDirectory", "false", provision.ParamPVCName, claim))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, _ := volume.ParseHandle(vol.GetVolumeId())
+		return vol.GetVolumeId(), h.AccessPointID
+	}
+	a, _ := create("pvc-a", "a", "${.PVC.namespace}")
+	_, apB := create("pvc-b", "b", "${.PVC.namespace}")
+	c, apC := create("pvc-c", "c", "${.PVC.namespace}/${.PVC.name}")
+	for _, tt := range []struct {
+		volume, other, how string
+	}{
+		{a, apB, "same root directory"},
+		{c, "", "above it"}, // /ns/c is inside /ns, the root of a and b
+	} {
+		_, err := e.client.DeleteVolume(t.Context(), &csi.DeleteVolumeRequest{VolumeId: tt.volume})
+		wantCode(t, err, codes.FailedPrecondition, "kept", tt.other, tt.how)
+	}
+	if n := len(e.aws.AccessPoints(e.fsID)); n != 3 {
+		t.Fatalf("%d access points, want all 3 kept", n)
+	}
+	_ = apC
 }

@@ -43,6 +43,7 @@ func codeFor(err error) codes.Code {
 	case errors.Is(err, cloud.ErrAccessDenied):
 		return codes.PermissionDenied
 	case errors.Is(err, provision.ErrWrongFileSystem), errors.Is(err, provision.ErrNoMountTarget), errors.Is(err, rootdir.ErrUnsafePath),
+		errors.Is(err, provision.ErrSharedRootDir),
 		errors.Is(err, errNoResolver):
 		return codes.FailedPrecondition
 	case errors.Is(err, ErrInFlight):
