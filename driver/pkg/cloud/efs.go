@@ -169,6 +169,11 @@ func fromDescription(d efstypes.AccessPointDescription) AccessPoint {
 	if d.RootDirectory != nil && aws.ToString(d.RootDirectory.Path) != "" {
 		ap.RootDir = aws.ToString(d.RootDirectory.Path)
 	}
+	if d.RootDirectory != nil && d.RootDirectory.CreationInfo != nil {
+		ci := d.RootDirectory.CreationInfo
+		ap.HasCreationInfo, ap.Permissions = true, aws.ToString(ci.Permissions)
+		ap.OwnerUID, ap.OwnerGID = uint32(aws.ToInt64(ci.OwnerUid)), uint32(aws.ToInt64(ci.OwnerGid))
+	}
 	if d.PosixUser != nil && d.PosixUser.Uid != nil && d.PosixUser.Gid != nil {
 		ap.HasPosixUser, ap.UID, ap.GID = true, uint32(*d.PosixUser.Uid), uint32(*d.PosixUser.Gid)
 	}

@@ -25,7 +25,7 @@ type Monitor struct {
 	Checks      []Check
 	Period      time.Duration
 	RetryPeriod time.Duration
-	Observer Observer
+	Observer    Observer
 	// Timeout bounds one check (default 10s).
 	Timeout time.Duration
 }

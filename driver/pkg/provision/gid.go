@@ -67,6 +67,20 @@ func (l *Lease) Commit() {
 	}
 }
 
+// Lost records that the create carrying the GID failed in a way that may have created the access point anyway (a
+// lost reply): the GID stays in use in the view, and the view is stale, so the next allocation lists the file
+// system again and sees what EFS really has.
+func (l *Lease) Lost() {
+	l.s.mu.Lock()
+	defer l.s.mu.Unlock()
+	l.s.unreserve(l.GID)
+	l.s.used[l.GID]++
+	if l.s.refreshing {
+		l.s.sinceStart[l.GID]++
+	}
+	l.s.listedAt = time.Time{}
+}
+
 // Release gives the GID back unused.
 func (l *Lease) Release() {
 	l.s.mu.Lock()
@@ -110,6 +124,23 @@ func (a *GIDAllocator) Allocate(ctx context.Context, key string, l Lister, fileS
 	}
 	return nil, fmt.Errorf("%w: no free GID in [%d, %d] on file system %s: widen the StorageClass parameters %s/%s, or set %s to another file system",
 		ErrExhausted, lo, hi, fileSystemID, ParamGIDRangeStart, ParamGIDRangeEnd, ParamFileSystemID)
+}
+
+// Record adds the GID of an access point the driver did not just allocate for (one adopted by client token, or
+// reused) to the view, unless the view already counts it.
+func (a *GIDAllocator) Record(key string, ap *cloud.AccessPoint) {
+	if ap == nil || !ap.HasPosixUser {
+		return
+	}
+	s := a.state(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.used[ap.GID] == 0 {
+		s.used[ap.GID] = 1
+		if s.refreshing {
+			s.sinceStart[ap.GID]++
+		}
+	}
 }
 
 // Forget drops what is known about the GID of a deleted access point.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -125,8 +126,28 @@ func (p *Provisioner) Create(ctx context.Context, c EFS, own Zones, req CreateRe
 			in.Tags[CapacityTagKey] = strconv.FormatInt(req.CapacityBytes, 10)
 		}
 	}
-	ap, err := p.createAccessPoint(ctx, c, req, in)
-	if err != nil {
+	want := expected{permissions: params.DirectoryPerms}
+	if !params.ReuseAccessPoint {
+		// The token is the volume name: an access point holding it is this very volume, from an earlier attempt
+		// (possibly by the previous version of this driver, which suffixed the default directory).
+		want.rootDirs, want.tags = []string{rootDir}, in.Tags
+		if legacy, err := legacyRootDir(params, req.Name); err == nil && legacy != rootDir {
+			want.rootDirs = append(want.rootDirs, legacy)
+		}
+	}
+	var ap *cloud.AccessPoint
+	if params.ReuseAccessPoint {
+		if ap, err = p.findReusable(ctx, c, req, in.ClientToken); err != nil {
+			return nil, err
+		}
+	}
+	if ap != nil {
+		if err := fits(ap, req, want); err != nil {
+			return nil, err
+		}
+		p.cfg.GIDs.Record(gidKey(req), ap)
+		klog.V(2).InfoS("Reusing access point", "accessPointID", ap.ID, "fileSystemID", ap.FileSystemID, "clientToken", ap.ClientToken)
+	} else if ap, err = p.createAccessPoint(ctx, c, req, in, want); err != nil {
 		return nil, err
 	}
 	v.AccessPoint = *ap
@@ -134,14 +155,47 @@ func (p *Provisioner) Create(ctx context.Context, c EFS, own Zones, req CreateRe
 	return v, nil
 }
 
+// findReusable looks for the access point of a reuseAccessPoint claim before creating one: by this driver's token
+// (namespaced, or upstream's when reuseAccessPointTokenFormat=upstream) and by the upstream driver's token,
+// sha256(PVC name), so that access points the upstream driver (or an earlier version of this one) made are reused,
+// as upstream's FindAccessPointByClientToken does. nil when there is none.
+func (p *Provisioner) findReusable(ctx context.Context, c EFS, req CreateRequest, token string) (*cloud.AccessPoint, error) {
+	upstream := hashHex(req.Params.PVCName)
+	aps, err := c.ListAccessPoints(ctx, req.FileSystemID)
+	if err != nil {
+		return nil, fmt.Errorf("find the access point of reused claim %s/%s: %w", req.Params.PVCNamespace, req.Params.PVCName, err)
+	}
+	var found *cloud.AccessPoint
+	for i := range aps {
+		switch aps[i].ClientToken {
+		case token:
+			return &aps[i], nil
+		case upstream:
+			found = &aps[i]
+		}
+	}
+	return found, nil
+}
+
 // createAccessPoint allocates the POSIX identity and creates the access point, adopting an existing one with the
 // same client token when it fits the request.
-func (p *Provisioner) createAccessPoint(ctx context.Context, c EFS, req CreateRequest, in cloud.CreateAccessPointInput) (*cloud.AccessPoint, error) {
+func (p *Provisioner) createAccessPoint(ctx context.Context, c EFS, req CreateRequest, in cloud.CreateAccessPointInput, want expected) (*cloud.AccessPoint, error) {
 	params := req.Params
 	var lease *Lease
 	if params.UID == nil || params.GID == nil {
 		var err error
 		lease, err = p.cfg.GIDs.Allocate(ctx, gidKey(req), c, req.FileSystemID, params.GIDRangeStart, params.GIDRangeEnd)
+		if errors.Is(err, ErrExhausted) {
+			// A retry whose first attempt created the access point (reply lost) finds the range full of its own
+			// making: adopt that access point rather than fail.
+			ap, aerr := p.adopt(ctx, c, req, in.ClientToken, "", want)
+			switch {
+			case aerr == nil:
+				return ap, nil
+			case errors.Is(aerr, ErrConflict):
+				return nil, aerr
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -156,9 +210,10 @@ func (p *Provisioner) createAccessPoint(ctx context.Context, c EFS, req CreateRe
 				lease.Commit()
 			} else {
 				lease.Release() // EFS returned an earlier access point with this token
+				p.cfg.GIDs.Record(gidKey(req), ap)
 			}
 		}
-		if err := fits(ap, req); err != nil {
+		if err := fits(ap, req, want); err != nil {
 			return nil, err
 		}
 		klog.V(2).InfoS("Created access point", "accessPointID", ap.ID, "fileSystemID", ap.FileSystemID, "rootDir", ap.RootDir, "gid", ap.GID)
@@ -167,10 +222,16 @@ func (p *Provisioner) createAccessPoint(ctx context.Context, c EFS, req CreateRe
 		if lease != nil {
 			lease.Release()
 		}
-		return p.adopt(ctx, c, req, in.ClientToken, exists.AccessPointID)
+		return p.adopt(ctx, c, req, in.ClientToken, exists.AccessPointID, want)
 	default:
 		if lease != nil {
-			lease.Release()
+			if lostReply(err) {
+				// EFS may have created the access point and the reply was lost: keep the GID out of use and look
+				// at the file system again before the next allocation.
+				lease.Lost()
+			} else {
+				lease.Release()
+			}
 		}
 		if errors.Is(err, cloud.ErrLimitExceeded) {
 			p.cfg.GIDs.Invalidate(gidKey(req))
@@ -181,9 +242,15 @@ func (p *Provisioner) createAccessPoint(ctx context.Context, c EFS, req CreateRe
 	}
 }
 
+// lostReply reports whether a failed CreateAccessPoint may still have created the access point: a timeout, a
+// cancelled call or a 5xx after the request left. Throttling and 4xx answers mean EFS did nothing.
+func lostReply(err error) bool {
+	return errors.Is(err, cloud.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}
+
 // adopt returns the access point that already holds the request's client token (a retried CreateVolume, or a
-// reused access point) if it fits the request.
-func (p *Provisioner) adopt(ctx context.Context, c EFS, req CreateRequest, token, id string) (*cloud.AccessPoint, error) {
+// reused access point) if it fits the request, and records its GID in the allocator's view.
+func (p *Provisioner) adopt(ctx context.Context, c EFS, req CreateRequest, token, id string, want expected) (*cloud.AccessPoint, error) {
 	var ap *cloud.AccessPoint
 	if id != "" {
 		found, err := c.DescribeAccessPoint(ctx, id)
@@ -205,38 +272,87 @@ func (p *Provisioner) adopt(ctx context.Context, c EFS, req CreateRequest, token
 			return nil, fmt.Errorf("EFS reported client token %q in use on %s but no access point carries it: %w", token, req.FileSystemID, cloud.ErrUnavailable)
 		}
 	}
-	if err := fits(ap, req); err != nil {
+	p.cfg.GIDs.Record(gidKey(req), ap)
+	if err := fits(ap, req, want); err != nil {
 		return nil, err
 	}
 	klog.V(2).InfoS("Using existing access point with the same client token", "accessPointID", ap.ID, "fileSystemID", ap.FileSystemID)
 	return ap, nil
 }
 
-// fits checks that an access point found by client token can serve the request.
-func fits(ap *cloud.AccessPoint, req CreateRequest) error {
+// expected is what an access point found by client token must look like, beyond what fits reads from the request.
+type expected struct {
+	// rootDirs are the acceptable root directories; nil checks only that the root is under basePath (reuse:
+	// another cluster's volume name gave the directory its name).
+	rootDirs []string
+	// tags must all be on the access point with these values (nil: not checked).
+	tags map[string]string
+	// permissions is directoryPerms.
+	permissions string
+}
+
+// fits checks that an access point found by client token can serve the request; the error names the property that
+// differs, what the access point has and what the request asks (CSI: AlreadyExists).
+func fits(ap *cloud.AccessPoint, req CreateRequest, want expected) error {
 	p := req.Params
 	base := p.BasePath
 	if base == "" {
 		base = "/"
 	}
+	differs := func(field string, has, asks any) error {
+		return fmt.Errorf("%w: access point %s holding this volume's client token differs in %s: it has %v, the request asks %v",
+			ErrConflict, ap.ID, field, has, asks)
+	}
 	switch {
 	case ap.FileSystemID != req.FileSystemID:
-		return fmt.Errorf("%w: access point %s is on %s, not %s", ErrConflict, ap.ID, ap.FileSystemID, req.FileSystemID)
+		return differs(ParamFileSystemID, ap.FileSystemID, req.FileSystemID)
 	case ap.RootDir == "/" || !(base == "/" || strings.HasPrefix(ap.RootDir, base+"/")):
-		return fmt.Errorf("%w: access point %s root %q is not under %s %q", ErrConflict, ap.ID, ap.RootDir, ParamBasePath, base)
+		return differs("root directory ("+ParamBasePath+")", ap.RootDir, "a directory under "+base)
+	case want.rootDirs != nil && !slices.Contains(want.rootDirs, ap.RootDir):
+		return differs("root directory", ap.RootDir, want.rootDirs[0])
 	case !ap.HasPosixUser:
-		return fmt.Errorf("%w: access point %s has no POSIX user", ErrConflict, ap.ID)
+		return differs("POSIX user", "none", "uid and gid")
 	case p.UID != nil && ap.UID != *p.UID:
-		return fmt.Errorf("%w: access point %s has uid %d, %s is %d", ErrConflict, ap.ID, ap.UID, ParamUID, *p.UID)
+		return differs("POSIX user "+ParamUID, ap.UID, *p.UID)
 	case p.GID != nil && ap.GID != *p.GID:
-		return fmt.Errorf("%w: access point %s has gid %d, %s is %d", ErrConflict, ap.ID, ap.GID, ParamGID, *p.GID)
-	case !p.ReuseAccessPoint && ap.Tags[CapacityTagKey] != "" && ap.Tags[CapacityTagKey] != strconv.FormatInt(req.CapacityBytes, 10):
-		return fmt.Errorf("%w: volume %s exists with capacity %s bytes, requested %d", ErrConflict, req.Name, ap.Tags[CapacityTagKey], req.CapacityBytes)
+		return differs("POSIX user "+ParamGID, ap.GID, *p.GID)
 	case p.GID == nil && (ap.GID < p.GIDRangeStart || ap.GID > p.GIDRangeEnd):
-		return fmt.Errorf("%w: access point %s has gid %d outside [%s, %s] = [%d, %d]", ErrConflict, ap.ID, ap.GID,
-			ParamGIDRangeStart, ParamGIDRangeEnd, p.GIDRangeStart, p.GIDRangeEnd)
+		return differs("POSIX user gid ("+ParamGIDRangeStart+"/"+ParamGIDRangeEnd+")", ap.GID, fmt.Sprintf("a GID in [%d, %d]", p.GIDRangeStart, p.GIDRangeEnd))
+	case p.UID == nil && (ap.UID < p.GIDRangeStart || ap.UID > p.GIDRangeEnd):
+		return differs("POSIX user uid ("+ParamGIDRangeStart+"/"+ParamGIDRangeEnd+")", ap.UID, fmt.Sprintf("a UID in [%d, %d]", p.GIDRangeStart, p.GIDRangeEnd))
+	case ap.HasCreationInfo && (ap.OwnerUID != ap.UID || ap.OwnerGID != ap.GID):
+		return differs("directory owner", fmt.Sprintf("%d:%d", ap.OwnerUID, ap.OwnerGID), fmt.Sprintf("%d:%d", ap.UID, ap.GID))
+	case ap.HasCreationInfo && !samePerms(ap.Permissions, want.permissions):
+		return differs(ParamDirectoryPerms, ap.Permissions, want.permissions)
+	case !p.ReuseAccessPoint && ap.Tags[CapacityTagKey] != "" && ap.Tags[CapacityTagKey] != strconv.FormatInt(req.CapacityBytes, 10):
+		return differs("capacity (tag "+CapacityTagKey+")", ap.Tags[CapacityTagKey]+" bytes", strconv.FormatInt(req.CapacityBytes, 10)+" bytes")
+	}
+	for _, k := range slices.Sorted(maps.Keys(want.tags)) {
+		if k == CapacityTagKey {
+			continue
+		}
+		if got, ok := ap.Tags[k]; !ok || got != want.tags[k] {
+			return differs("tag "+k, fmt.Sprintf("%q", got), fmt.Sprintf("%q", want.tags[k]))
+		}
 	}
 	return nil
+}
+
+// samePerms compares two octal modes by value ("0755" and "755" are the same).
+func samePerms(a, b string) bool {
+	x, errA := strconv.ParseUint(a, 8, 32)
+	y, errB := strconv.ParseUint(b, 8, 32)
+	return errA == nil && errB == nil && x == y
+}
+
+// legacyRootDir is the directory the previous version of this driver chose for a StorageClass without
+// subPathPattern: ${.PV.name} plus the derived suffix.
+func legacyRootDir(p Params, volumeName string) (string, error) {
+	if p.SubPathPatternSet {
+		return RootDir(p, volumeName)
+	}
+	p.SubPathPattern, p.SubPathPatternSet, p.EnsureUniqueDirectory = varPVName, true, true
+	return RootDir(p, volumeName)
 }
 
 // identity is upstream's rule: fixed uid/gid win; an unset one takes the allocated GID.
