@@ -57,6 +57,9 @@ type Options struct {
 	// Node holds the node service's settings (node_options.go).
 	Node NodeOptions
 
+	// ignored holds the upstream flags this driver accepts and ignores (S3 Files).
+	ignored ignoredFlags
+
 	klogFlags *flag.FlagSet
 }
 
@@ -77,6 +80,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.GIDResyncPeriod, "gid-resync-period", time.Minute, "How long the controller trusts its view of a file system's used GIDs before listing the access points again.")
 	fs.BoolVar(&o.DebugLogs, "debug-logs", false, "Log at verbosity 5 (request payloads, secrets stripped).")
 	o.Node.AddFlags(fs)
+	o.ignored.addFlags(fs)
 	o.klogFlags = flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(o.klogFlags)
 	fs.AddGoFlagSet(o.klogFlags)
@@ -105,9 +109,6 @@ func (o *Options) Validate() error {
 	if o.MetricsCertFile != "" && o.HTTPEndpoint == "" {
 		return fmt.Errorf("--metrics-cert-file needs --http-endpoint")
 	}
-	if _, err := provision.ParseTags(o.Tags); err != nil {
-		return err
-	}
 	if o.GIDResyncPeriod <= 0 {
 		return fmt.Errorf("--gid-resync-period %s: want a positive duration such as 1m", o.GIDResyncPeriod)
 	}
@@ -118,6 +119,17 @@ func (o *Options) Validate() error {
 		return err
 	}
 	return nil
+}
+
+// Warnings lists what the options accept but do not act on, one line each, for the log: upstream flags this
+// driver does not implement, node flags given to a controller-only process, and malformed --tags entries.
+func (o *Options) Warnings() []string {
+	w := o.ignored.warnings()
+	if o.Mode == ModeController {
+		w = append(w, o.Node.controllerWarnings()...)
+	}
+	_, tagWarnings := provision.ParseTags(o.Tags)
+	return append(w, tagWarnings...)
 }
 
 func (o *Options) runsController() bool { return o.Mode == ModeController || o.Mode == ModeAll }

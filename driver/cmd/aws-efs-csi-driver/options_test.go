@@ -38,7 +38,7 @@ func TestValidate(t *testing.T) {
 		{name: "bad http endpoint", args: []string{"--http-endpoint=3301"}, wantErr: `--http-endpoint "3301": want host:port`},
 		{name: "cert without key", args: []string{"--http-endpoint=:3301", "--metrics-cert-file=/c"}, wantErr: "--metrics-cert-file and --metrics-key-file"},
 		{name: "tls without endpoint", args: []string{"--metrics-cert-file=/c", "--metrics-key-file=/k"}, wantErr: "needs --http-endpoint"},
-		{name: "bad tags", args: []string{"--tags=novalue"}, wantErr: `--tags entry "novalue"`},
+		{name: "malformed tags start with a warning (upstream skips them)", args: []string{"--tags=a:b:c"}},
 		{name: "bad resync", args: []string{"--gid-resync-period=0s"}, wantErr: "--gid-resync-period 0s"},
 		{name: "relative work dir", args: []string{"--delete-access-point-root-dir", "--access-point-root-dir-work-dir=pv"}, wantErr: "--access-point-root-dir-work-dir"},
 	}

