@@ -155,7 +155,7 @@ func TestControllerModeMetricsAndRegionFromFlags(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	for _, want := range []string{
-		`aws_efs_csi_api_request_duration_seconds_count{request="CreateAccessPoint",service="EFS"} 1`,
+		`aws_efs_csi_api_request_duration_seconds_count{request="CreateAccessPoint",service="efs"} 1`,
 		`aws_efs_csi_rpc_duration_seconds_count{code="OK",method="/csi.v1.Controller/CreateVolume"} 1`,
 	} {
 		if !strings.Contains(string(body), want) {

@@ -3,6 +3,8 @@ package driver
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -143,4 +145,36 @@ func TestSameNameDifferentParametersNamesTheField(t *testing.T) {
 	_, err := e2.CreateVolume(t.Context(), &csi.CreateVolumeRequest{Name: "pvc-1", Parameters: e.params("uid", "1000", "gid", "2000"),
 		VolumeCapabilities: mountRWX, CapacityRange: &csi.CapacityRange{RequiredBytes: 5 << 30}})
 	wantCode(t, err, codes.AlreadyExists, "differs in tag team")
+}
+
+// TestAPIMetricsAsUpstream: the AWS API metrics keep upstream's names and labels (service="efs", request=<the
+// operation>) and count attempts: a call whose first reply is lost and whose retry succeeds gives two duration
+// observations and one error with the AWS error code; throttled attempts are counted as throttles, not errors.
+func TestAPIMetricsAsUpstream(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	e.aws.LoseReplies("CreateAccessPoint", 1)
+	if _, err := e.create(t, "pvc-1", e.params("uid", "1", "gid", "1")); err != nil {
+		t.Fatal(err)
+	}
+	e.aws.SetFault("DescribeFileSystems", fakeaws.Fault{ThrottleProbability: 1})
+	_, _ = e.create(t, "pvc-2", e.params("uid", "1", "gid", "1", "enforceZoneAffinity", "true"))
+	rec := httptest.NewRecorder()
+	e.metrics.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body := rec.Body.String()
+	for _, want := range []string{
+		`aws_efs_csi_api_request_duration_seconds_count{request="CreateAccessPoint",service="efs"} 2`,
+		`aws_efs_csi_api_request_errors_total{code="InternalServerError",request="CreateAccessPoint",service="efs"} 1`,
+		`aws_efs_csi_api_request_throttles_total{request="DescribeFileSystems",service="efs"} 3`,
+		`aws_efs_csi_api_request_duration_seconds_count{request="DescribeFileSystems",service="efs"} 3`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if strings.Contains(body, `aws_efs_csi_api_request_errors_total{code="ThrottlingException"`) {
+		t.Error("throttled attempts counted as errors")
+	}
+	if t.Failed() {
+		t.Log(body)
+	}
 }
