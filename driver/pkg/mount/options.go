@@ -125,7 +125,16 @@ func Compose(r Request) (Spec, error) {
 	if slices.ContainsFunc(user, func(o option) bool { return o.key == "ro" }) {
 		opts = append(opts, "ro")
 	}
-	return Spec{Source: r.Handle.MountSource(), FSType: FSType, Options: opts}, nil
+	h := r.Handle
+	if r.Context.Path != "" {
+		// v2.x PVs name the sub-directory in the path attribute; the handle's path wins, as in v2.x.
+		klog.InfoS("Volume attribute path is deprecated (removed upstream in v3.0.0): put the path in the volume handle (fs-…:/path)",
+			"volumeID", h.String(), "path", r.Context.Path)
+		if h.Path == "" {
+			h.Path = r.Context.Path
+		}
+	}
+	return Spec{Source: h.MountSource(), FSType: FSType, Options: opts}, nil
 }
 
 // parseFlags splits, lower-cases and de-duplicates mount options, drops awscredsuri and refuses conflicts.
