@@ -172,3 +172,47 @@ func TestDeleteVolumeRootDirSharedWithAnotherAccessPoint(t *testing.T) {
 	}
 	_ = apC
 }
+
+// blockingDeleter holds root-directory deletion until released.
+type blockingDeleter struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b blockingDeleter) Delete(ctx context.Context, _ rootdir.Target) error {
+	close(b.entered)
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// TestCreateAndDeleteOfOneAccessPointNeverOverlap: while DeleteVolume works on an access point, a CreateVolume that
+// finds the same access point (a reused claim) answers Aborted instead of handing out a volume that is being
+// deleted; once the delete is done, the retry creates a new access point. (Upstream: one lock per access point.)
+func TestCreateAndDeleteOfOneAccessPointNeverOverlap(t *testing.T) {
+	b := blockingDeleter{entered: make(chan struct{}), release: make(chan struct{})}
+	e := newEnv(t, envOpts{rootDir: b})
+	params := e.params("reuseAccessPoint", "true", provision.ParamPVCName, "data")
+	vol, err := e.create(t, "pvc-1", params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.client.DeleteVolume(t.Context(), &csi.DeleteVolumeRequest{VolumeId: vol.GetVolumeId()})
+		done <- err
+	}()
+	<-b.entered
+	_, err = e.create(t, "pvc-2", params)
+	wantCode(t, err, codes.Aborted, "in progress")
+	close(b.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	again, err := e.create(t, "pvc-2", params)
+	if err != nil || again.GetVolumeId() == vol.GetVolumeId() {
+		t.Fatalf("create after the delete = %v, %v; want a new access point", again.GetVolumeId(), err)
+	}
+}

@@ -46,7 +46,7 @@ func codeFor(err error) codes.Code {
 		errors.Is(err, provision.ErrSharedRootDir),
 		errors.Is(err, errNoResolver):
 		return codes.FailedPrecondition
-	case errors.Is(err, ErrInFlight):
+	case errors.Is(err, ErrInFlight), errors.Is(err, provision.ErrBusy):
 		return codes.Aborted
 	}
 	return codes.Internal

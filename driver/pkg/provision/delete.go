@@ -43,6 +43,11 @@ func (p *Provisioner) Delete(ctx context.Context, c EFS, req DeleteRequest) erro
 		klog.V(4).InfoS("Volume has no access point; nothing to delete", "volumeID", h.String())
 		return nil
 	}
+	unlock, err := p.locks.tryLock(h.AccessPointID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	key := req.Account.Key + "|" + h.FileSystemID
 	var (
 		forget bool
@@ -73,7 +78,7 @@ func (p *Provisioner) Delete(ctx context.Context, c EFS, req DeleteRequest) erro
 		forget = ap.HasPosixUser
 		gid = ap.GID
 	}
-	err := c.DeleteAccessPoint(ctx, h.AccessPointID)
+	err = c.DeleteAccessPoint(ctx, h.AccessPointID)
 	if err != nil && !errors.Is(err, cloud.ErrAccessPointNotFound) {
 		return err
 	}

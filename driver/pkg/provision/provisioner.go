@@ -81,9 +81,14 @@ type Config struct {
 	GIDs *GIDAllocator
 }
 
+// ErrBusy is wrapped when another CreateVolume or DeleteVolume holds the access point (Aborted: the caller
+// retries).
+var ErrBusy = errors.New("another operation on this access point is in progress")
+
 // Provisioner creates and deletes the access points behind volumes.
 type Provisioner struct {
 	cfg   Config
+	locks apLocks
 	mu    sync.Mutex
 	fs    map[string]cloud.FileSystem // One Zone placement never changes: cached per account+FS
 	zones []cloud.Zone                // the cluster account's zones, cached
@@ -150,9 +155,40 @@ func (p *Provisioner) Create(ctx context.Context, c EFS, own Zones, req CreateRe
 	} else if ap, err = p.createAccessPoint(ctx, c, req, in, want); err != nil {
 		return nil, err
 	}
+	// A DeleteVolume of this access point (a reused one, or a retried create racing its own delete) must not run
+	// while this create hands it out.
+	unlock, err := p.locks.tryLock(ap.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	v.AccessPoint = *ap
 	v.Handle = volume.Handle{FileSystemID: req.FileSystemID, AccessPointID: ap.ID}
 	return v, nil
+}
+
+// apLocks holds one lock per access point ID, taken by Create once the ID is known and by Delete throughout
+// (upstream's per-access-point lock_manager). A busy lock is not waited for: the caller gets ErrBusy and retries.
+type apLocks struct {
+	mu   sync.Mutex
+	held map[string]bool
+}
+
+func (l *apLocks) tryLock(id string) (func(), error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held[id] {
+		return nil, fmt.Errorf("%w: access point %s", ErrBusy, id)
+	}
+	if l.held == nil {
+		l.held = map[string]bool{}
+	}
+	l.held[id] = true
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		delete(l.held, id)
+	}, nil
 }
 
 // findReusable looks for the access point of a reuseAccessPoint claim before creating one: by this driver's token
