@@ -170,7 +170,7 @@ func (n *Node) unpublish(ctx context.Context, req *csi.NodeUnpublishVolumeReques
 		return err
 	}
 	if n.cfg.Stats != nil {
-		n.cfg.Stats.Forget(req.GetVolumeId())
+		n.cfg.Stats.Forget(req.GetVolumeId(), req.GetTargetPath())
 	}
 	return nil
 }
