@@ -14,20 +14,33 @@ import (
 // range, or the file system's access point quota is reached.
 var ErrExhausted = errors.New("resources exhausted")
 
-// Lister lists every access point of a file system.
+// Lister lists the access points of a file system one page at a time: token "" asks for the first page; the
+// returned token is "" after the last one.
 type Lister interface {
-	ListAccessPoints(ctx context.Context, fileSystemID string) ([]cloud.AccessPoint, error)
+	ListAccessPointsPage(ctx context.Context, fileSystemID, token string) ([]cloud.AccessPoint, string, error)
 }
 
 // GIDAllocator hands out GIDs that no access point of the file system uses, without listing the file system on
 // every call: it keeps, per file system, the GIDs seen in the last full listing plus those it handed out since, and
 // lists again when that view is older than the resync period, when a range looks full, or on request.
 // Concurrent callers on one file system never get the same GID: reservation happens under the file system's lock.
+//
+// A listing runs on its own, detached from the request that started it: a caller whose deadline passes gives up
+// waiting, but the listing goes on for the next callers, and a page that fails with throttling or a server error
+// is retried from where it stopped (PageRetries times, backing off from PageBackoff up to 5 s) instead of starting
+// the listing over. So a slow listing under API faults fails no create but those whose own deadline passes, one by
+// one, and completes for the rest.
 type GIDAllocator struct {
 	resync time.Duration
 	now    func() time.Time
 	mu     sync.Mutex
 	fss    map[string]*fsGIDs
+	// PageRetries is how often one page is tried again after a retryable failure (default 10).
+	PageRetries int
+	// PageBackoff is the first wait before a page is tried again (default 200ms), doubled up to 5 s.
+	PageBackoff time.Duration
+	// ListTimeout bounds one whole listing (default 10 minutes).
+	ListTimeout time.Duration
 }
 
 // NewGIDAllocator returns an allocator that lists a file system again once its view is older than resync.
@@ -35,7 +48,8 @@ func NewGIDAllocator(resync time.Duration, now func() time.Time) *GIDAllocator {
 	if now == nil {
 		now = time.Now
 	}
-	return &GIDAllocator{resync: resync, now: now, fss: map[string]*fsGIDs{}}
+	return &GIDAllocator{resync: resync, now: now, fss: map[string]*fsGIDs{}, PageRetries: 10, PageBackoff: 200 * time.Millisecond,
+		ListTimeout: 10 * time.Minute}
 }
 
 type fsGIDs struct {
@@ -46,6 +60,7 @@ type fsGIDs struct {
 	reserved    map[uint32]int // handed out, CreateAccessPoint not finished
 	refreshing  bool
 	refreshDone chan struct{}
+	refreshErr  error // the result of the listing that closed refreshDone
 	sinceStart  map[uint32]int // committed while the running listing was in flight
 	cursor      map[[2]uint32]uint32
 }
@@ -161,34 +176,22 @@ func (a *GIDAllocator) Invalidate(key string) {
 	s.listedAt = time.Time{}
 }
 
-// ensureFresh loads the file system's view on first use (everyone waits for one listing) and refreshes a stale
-// one (the caller that notices lists; the others keep allocating from the current view, which stays correct for
-// what this process created).
+// ensureFresh loads the file system's view on first use (every caller waits for one listing, or for its own
+// deadline) and refreshes a stale one (the caller that notices waits for the listing; the others keep allocating
+// from the current view, which stays correct for what this process created).
 func (a *GIDAllocator) ensureFresh(ctx context.Context, s *fsGIDs, l Lister, fileSystemID string) error {
-	for {
-		s.mu.Lock()
-		stale := a.now().Sub(s.listedAt) >= a.resync
-		switch {
-		case s.loaded && (!stale || s.refreshing):
-			s.mu.Unlock()
-			return nil
-		case !s.loaded && s.refreshing:
-			done := s.refreshDone
-			s.mu.Unlock()
-			select {
-			case <-done:
-				continue
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
+	s.mu.Lock()
+	stale := a.now().Sub(s.listedAt) >= a.resync
+	if s.loaded && (!stale || s.refreshing) {
 		s.mu.Unlock()
-		err := a.refresh(ctx, s, l, fileSystemID)
-		if err != nil && s.isLoaded() {
-			return nil // a failed background refresh leaves the current view in use
-		}
-		return err
+		return nil
 	}
+	s.mu.Unlock()
+	err := a.refresh(ctx, s, l, fileSystemID)
+	if err != nil && s.isLoaded() {
+		return nil // a failed or slow refresh leaves the current view in use
+	}
+	return err
 }
 
 func (s *fsGIDs) isLoaded() bool {
@@ -197,30 +200,54 @@ func (s *fsGIDs) isLoaded() bool {
 	return s.loaded
 }
 
-// refresh lists the file system and replaces the view, keeping GIDs committed while the listing ran.
+// refresh waits for a listing of the file system, starting one when none runs, and returns its result or the
+// caller's context error; the listing itself goes on when the caller gives up.
 func (a *GIDAllocator) refresh(ctx context.Context, s *fsGIDs, l Lister, fileSystemID string) error {
 	s.mu.Lock()
-	if s.refreshing {
-		done := s.refreshDone
-		s.mu.Unlock()
-		select {
-		case <-done:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+	if !s.refreshing {
+		s.refreshing, s.refreshDone, s.sinceStart = true, make(chan struct{}), map[uint32]int{}
+		go a.list(context.WithoutCancel(ctx), s, l, fileSystemID)
+	}
+	done := s.refreshDone
+	s.mu.Unlock()
+	select {
+	case <-done:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.refreshErr
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the listing of %s to choose a GID (it goes on for later requests): %w", fileSystemID, ctx.Err())
+	}
+}
+
+// list pages through the file system's access points, retrying a failed page from where it stopped, then replaces
+// the view, keeping GIDs committed while the listing ran.
+func (a *GIDAllocator) list(ctx context.Context, s *fsGIDs, l Lister, fileSystemID string) {
+	ctx, cancel := context.WithTimeout(ctx, a.ListTimeout)
+	defer cancel()
+	var (
+		aps   []cloud.AccessPoint
+		token string
+		err   error
+	)
+	for {
+		var page []cloud.AccessPoint
+		page, token, err = a.page(ctx, l, fileSystemID, token)
+		if err != nil {
+			break
+		}
+		aps = append(aps, page...)
+		if token == "" {
+			break
 		}
 	}
-	s.refreshing, s.refreshDone, s.sinceStart = true, make(chan struct{}), map[uint32]int{}
-	s.mu.Unlock()
-
-	aps, err := l.ListAccessPoints(ctx, fileSystemID)
-
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.refreshing = false
-	close(s.refreshDone)
 	if err != nil {
-		return fmt.Errorf("list access points of %s to choose a GID: %w", fileSystemID, err)
+		s.refreshErr = fmt.Errorf("list access points of %s to choose a GID: %w", fileSystemID, err)
+		close(s.refreshDone)
+		return
 	}
 	used := make(map[uint32]int, len(aps)+len(s.sinceStart))
 	for _, ap := range aps {
@@ -233,8 +260,31 @@ func (a *GIDAllocator) refresh(ctx context.Context, s *fsGIDs, l Lister, fileSys
 			used[gid] = n
 		}
 	}
-	s.used, s.loaded, s.listedAt = used, true, a.now()
-	return nil
+	s.used, s.loaded, s.listedAt, s.refreshErr = used, true, a.now(), nil
+	close(s.refreshDone)
+}
+
+// page fetches one page, trying again after throttling or a server error.
+func (a *GIDAllocator) page(ctx context.Context, l Lister, fileSystemID, token string) ([]cloud.AccessPoint, string, error) {
+	backoff := a.PageBackoff
+	for try := 0; ; try++ {
+		page, next, err := l.ListAccessPointsPage(ctx, fileSystemID, token)
+		if err == nil {
+			return page, next, nil
+		}
+		retryable := errors.Is(err, cloud.ErrThrottled) || errors.Is(err, cloud.ErrUnavailable)
+		if !retryable || try >= a.PageRetries || ctx.Err() != nil {
+			return nil, "", err
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, "", err
+		case <-t.C:
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
 }
 
 // pick reserves the next free GID in [lo, hi] after the range's cursor (next fit), so a just-freed GID is not

@@ -31,6 +31,7 @@ const (
 // EFS lists the EFS calls the provisioner makes.
 type EFS interface {
 	Lister
+	ListAccessPoints(ctx context.Context, fileSystemID string) ([]cloud.AccessPoint, error)
 	CreateAccessPoint(ctx context.Context, in cloud.CreateAccessPointInput) (*cloud.AccessPoint, error)
 	DescribeAccessPoint(ctx context.Context, id string) (*cloud.AccessPoint, error)
 	DeleteAccessPoint(ctx context.Context, id string) error
