@@ -60,7 +60,7 @@ type fsGIDs struct {
 	reserved    map[uint32]int // handed out, CreateAccessPoint not finished
 	refreshing  bool
 	refreshDone chan struct{}
-	refreshErr  error // the result of the listing that closed refreshDone
+	refreshErr  error          // the result of the listing that closed refreshDone
 	sinceStart  map[uint32]int // committed while the running listing was in flight
 	cursor      map[[2]uint32]uint32
 }
