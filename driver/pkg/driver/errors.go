@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
+	"github.com/openshift/aws-efs-csi/driver/pkg/mount"
 	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
 	"github.com/openshift/aws-efs-csi/driver/pkg/rootdir"
 	"github.com/openshift/aws-efs-csi/driver/pkg/volume"
@@ -21,9 +22,23 @@ var ErrInFlight = errors.New("an operation for this volume is already in progres
 // errNotReady is returned while the controller's AWS clients are not initialised.
 var errNotReady = errors.New("controller is not ready: AWS metadata and clients are still being initialised")
 
-// codeFor maps domain errors to gRPC codes: the only place that chooses a code.
+// codeFor maps domain errors to gRPC codes: the only place that chooses a code, for every service.
 func codeFor(err error) codes.Code {
 	switch {
+	case errors.Is(err, mount.ErrInvalidOption):
+		return codes.InvalidArgument
+	case errors.Is(err, mount.ErrAlreadyPublished):
+		return codes.AlreadyExists
+	case errors.Is(err, mount.ErrSingleWriter):
+		return codes.FailedPrecondition
+	case errors.Is(err, errPathNotFound):
+		return codes.NotFound
+	case errors.Is(err, errTooManyMounts):
+		return codes.Aborted
+	case errors.Is(err, errNodeUnknown):
+		return codes.Unavailable
+	case errors.Is(err, errStatsOff):
+		return codes.Unimplemented
 	case errors.Is(err, context.DeadlineExceeded):
 		return codes.DeadlineExceeded
 	case errors.Is(err, context.Canceled):
