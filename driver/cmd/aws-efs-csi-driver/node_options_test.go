@@ -134,3 +134,26 @@ func nodeTestArgs(t *testing.T) []string {
 		"--publish-records-dir=" + filepath.Join(dir, "records"),
 	}
 }
+
+// upstreamFlags is every flag of upstream v3.4.1 (pkg/driver/options.go, cmd/main.go) with a value its docs use.
+var upstreamFlags = []string{
+	"--endpoint=unix:/csi/csi.sock", "--efs-utils-config-dir-path=/var/amazon/efs",
+	"--efs-utils-config-legacy-dir-path=/etc/amazon/efs-legacy", "--efs-utils-static-files-path=/etc/amazon/efs-static-files/",
+	"--vol-metrics-opt-in", "--vol-metrics-refresh-period=240", "--vol-metrics-fs-rate-limit=5", "--delete-access-point-root-dir",
+	"--adaptive-retry-mode=false", "--tags=environment:prod region:us-east-1", "--max-inflight-mount-calls-opt-in",
+	"--max-inflight-mount-calls=10", "--volume-attach-limit-opt-in", "--volume-attach-limit=20", "--force-unmount-after-timeout",
+	"--unmount-timeout=30s", "--debug-logs", "--efs-cloudwatch-log-enabled", "--s3files-cloudwatch-log-enabled=false",
+	"--s3files-cloudwatch-metrics-enabled=true", "--efs-utils-conf-overrides=mount:port_range_upper_bound=21449",
+	"--s3files-utils-conf-overrides=mount:x=y", "--http-endpoint=0.0.0.0:3301", "--metrics-cert-file=/c", "--metrics-key-file=/k",
+	"--logtostderr", "--v=2", "--stderrthreshold=INFO",
+}
+
+// TestEveryUpstreamFlagIsAccepted: a container spec written for upstream v3.4.1 starts this driver in every mode.
+func TestEveryUpstreamFlagIsAccepted(t *testing.T) {
+	for _, mode := range []string{"all", "node", "controller"} {
+		o := parse(t, append([]string{"--mode=" + mode}, upstreamFlags...)...)
+		if err := o.Validate(); err != nil {
+			t.Errorf("--mode=%s with upstream's flags: %v", mode, err)
+		}
+	}
+}
