@@ -235,4 +235,3 @@ func (n *Node) volumeStats(req *csi.NodeGetVolumeStatsRequest) (*csi.NodeGetVolu
 		{Unit: csi.VolumeUsage_INODES, Total: u.InodesTotal, Available: u.InodesFree, Used: u.InodesUsed},
 	}}, nil
 }
-
