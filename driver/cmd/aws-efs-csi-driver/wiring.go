@@ -14,6 +14,8 @@ import (
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
 	"github.com/openshift/aws-efs-csi/driver/pkg/driver"
 	"github.com/openshift/aws-efs-csi/driver/pkg/events"
+	"github.com/openshift/aws-efs-csi/driver/pkg/fsref"
+	"github.com/openshift/aws-efs-csi/driver/pkg/gidalloc"
 	"github.com/openshift/aws-efs-csi/driver/pkg/health"
 	"github.com/openshift/aws-efs-csi/driver/pkg/metrics"
 	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
@@ -82,10 +84,10 @@ func serve(ctx context.Context, opts *Options, e env) error {
 func newController(opts *Options, e env) (*driver.Controller, error) {
 	tags, _ := provision.ParseTags(opts.Tags) // malformed entries are skipped; run logs them
 	cfg := driver.ControllerConfig{
-		Provisioner: provision.New(provision.Config{Tags: tags, GIDs: provision.NewGIDAllocator(opts.GIDResyncPeriod, nil)}),
+		Provisioner: provision.New(provision.Config{Tags: tags, GIDs: gidalloc.New(opts.GIDResyncPeriod, nil)}),
 	}
 	if kube := kubeClient(); kube != nil {
-		cfg.Resolver = provision.KubeResolver{Client: kube}
+		cfg.Resolver = fsref.KubeResolver{Client: kube}
 		cfg.Events = events.Poster{Client: kube}
 	} else {
 		klog.InfoS("fileSystemIdConfigRef and fileSystemIdSecretRef are unavailable outside a cluster")

@@ -14,7 +14,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
+	"github.com/openshift/aws-efs-csi/driver/pkg/gidalloc"
 	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
+	"github.com/openshift/aws-efs-csi/driver/pkg/scparams"
 	"github.com/openshift/aws-efs-csi/driver/pkg/volume"
 	"github.com/openshift/aws-efs-csi/driver/test/fakeaws"
 )
@@ -89,7 +91,7 @@ func TestReuseFindsUpstreamTokenAccessPoint(t *testing.T) {
 		PosixUser: &fakeaws.PosixUser{Uid: 50007, Gid: 50007},
 		RootDirectory: fakeaws.RootDirectory{Path: "/pvc-1234-6f1c0f5e-3a52-4f8e-9b1e-0c5d2d7b8a11",
 			CreationInfo: &fakeaws.CreationInfo{OwnerUid: 50007, OwnerGid: 50007, Permissions: "700"}}})
-	vol, err := e.create(t, "pvc-new-cluster", e.params("reuseAccessPoint", "true", provision.ParamPVCName, "shared-data"))
+	vol, err := e.create(t, "pvc-new-cluster", e.params("reuseAccessPoint", "true", scparams.ParamPVCName, "shared-data"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +142,7 @@ func TestSameNameDifferentParametersNamesTheField(t *testing.T) {
 	}
 	// a changed --tags value: the driver restarted with other tags
 	e2 := NewController(ControllerConfig{Provisioner: provision.New(provision.Config{Tags: map[string]string{"team": "db"},
-		GIDs: provision.NewGIDAllocator(time.Minute, nil)})})
+		GIDs: gidalloc.New(time.Minute, nil)})})
 	e2.SetClouds(newProvider(t, e.aws, e.metrics))
 	_, err := e2.CreateVolume(t.Context(), &csi.CreateVolumeRequest{Name: "pvc-1", Parameters: e.params("uid", "1000", "gid", "2000"),
 		VolumeCapabilities: mountRWX, CapacityRange: &csi.CapacityRange{RequiredBytes: 5 << 30}})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/mount"
 	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
+	"github.com/openshift/aws-efs-csi/driver/pkg/scparams"
 	"github.com/openshift/aws-efs-csi/driver/pkg/volume"
 )
 
@@ -107,8 +108,8 @@ func TestCompatibilityStorageClasses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, envOpts{})
 			e.aws.AddRole(compatRole, "")
-			params := map[string]string{"provisioningMode": "efs-ap", "fileSystemId": e.fsID, provision.ParamPVName: compatVolume,
-				provision.ParamPVCName: compatClaim, provision.ParamPVCNamespace: compatNamespace}
+			params := map[string]string{"provisioningMode": "efs-ap", "fileSystemId": e.fsID, scparams.ParamPVName: compatVolume,
+				scparams.ParamPVCName: compatClaim, scparams.ParamPVCNamespace: compatNamespace}
 			for k, v := range tt.params {
 				params[k] = v
 			}

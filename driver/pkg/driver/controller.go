@@ -11,6 +11,7 @@ import (
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
 	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
+	"github.com/openshift/aws-efs-csi/driver/pkg/scparams"
 	"github.com/openshift/aws-efs-csi/driver/pkg/volume"
 )
 
@@ -29,7 +30,7 @@ type Clouds interface {
 
 // FileSystemIDResolver reads the file system ID a fileSystemIdConfigRef or fileSystemIdSecretRef points at.
 type FileSystemIDResolver interface {
-	Resolve(ctx context.Context, ref provision.ObjectRef, secret bool) (string, error)
+	Resolve(ctx context.Context, ref scparams.ObjectRef, secret bool) (string, error)
 }
 
 // ControllerConfig configures the controller service.
@@ -89,7 +90,7 @@ func (c *Controller) Ready(ctx context.Context) error {
 	return box.Ready(ctx)
 }
 
-func (c *Controller) cloudFor(ca provision.CrossAccount) (*cloud.Cloud, *cloud.Cloud, error) {
+func (c *Controller) cloudFor(ca scparams.CrossAccount) (*cloud.Cloud, *cloud.Cloud, error) {
 	box := c.clouds.Load()
 	if box == nil {
 		return nil, nil, errNotReady
@@ -113,12 +114,12 @@ func (c *Controller) createVolume(ctx context.Context, req *csi.CreateVolumeRequ
 	if err := checkCapabilities(req.GetVolumeCapabilities()); err != nil {
 		return nil, err
 	}
-	params, err := provision.ParseParams(req.GetParameters())
+	params, err := scparams.ParseParams(req.GetParameters())
 	if err != nil {
 		return nil, err
 	}
 	c.warnParams(ctx, params, req.GetParameters())
-	ca, err := provision.ParseSecrets(req.GetSecrets())
+	ca, err := scparams.ParseSecrets(req.GetSecrets())
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +138,7 @@ func (c *Controller) createVolume(ctx context.Context, req *csi.CreateVolumeRequ
 	}
 	capacity := req.GetCapacityRange().GetRequiredBytes()
 	vol, err := c.cfg.Provisioner.Create(ctx, efs, own, provision.CreateRequest{Name: req.GetName(), FileSystemID: fsID,
-		Params: params, Account: ca.Account(), CapacityBytes: capacity})
+		Params: params, Account: provision.AccountOf(ca), CapacityBytes: capacity})
 	if err != nil {
 		return nil, err
 	}
@@ -148,16 +149,16 @@ func (c *Controller) createVolume(ctx context.Context, req *csi.CreateVolumeRequ
 	return &csi.CreateVolumeResponse{Volume: out}, nil
 }
 
-func (c *Controller) fileSystemID(ctx context.Context, p provision.Params) (string, error) {
+func (c *Controller) fileSystemID(ctx context.Context, p scparams.Params) (string, error) {
 	if p.FileSystemID != "" {
 		return p.FileSystemID, nil
 	}
-	ref, secret, param := p.FileSystemIDConfigRef, false, provision.ParamFileSystemIDConfigRef
+	ref, secret, param := p.FileSystemIDConfigRef, false, scparams.ParamFileSystemIDConfigRef
 	if ref == nil {
-		ref, secret, param = p.FileSystemIDSecretRef, true, provision.ParamFileSystemIDSecretRef
+		ref, secret, param = p.FileSystemIDSecretRef, true, scparams.ParamFileSystemIDSecretRef
 	}
 	if c.cfg.Resolver == nil {
-		return "", fmt.Errorf("%w: %s needs the controller to read it from the cluster; use %s", errNoResolver, param, provision.ParamFileSystemID)
+		return "", fmt.Errorf("%w: %s needs the controller to read it from the cluster; use %s", errNoResolver, param, scparams.ParamFileSystemID)
 	}
 	id, err := c.cfg.Resolver.Resolve(ctx, *ref, secret)
 	if err != nil {
@@ -168,7 +169,7 @@ func (c *Controller) fileSystemID(ctx context.Context, p provision.Params) (stri
 		if secret {
 			shown = "a value that" // a Secret's value never reaches an error, event or log
 		}
-		return "", fmt.Errorf("%w: %s %s/%s/%s holds %s is not a file system ID: want fs-<8 to 40 hex digits>", provision.ErrInvalidParameter, param,
+		return "", fmt.Errorf("%w: %s %s/%s/%s holds %s is not a file system ID: want fs-<8 to 40 hex digits>", scparams.ErrInvalidParameter, param,
 			ref.Namespace, ref.Name, ref.Key, shown)
 	}
 	return id, nil
@@ -193,7 +194,7 @@ func (c *Controller) deleteVolume(ctx context.Context, req *csi.DeleteVolumeRequ
 		klog.V(2).InfoS("DeleteVolume of an ID that is not an EFS volume handle: nothing to delete", "volumeID", req.GetVolumeId(), "err", err)
 		return nil
 	}
-	ca, err := provision.ParseSecrets(req.GetSecrets())
+	ca, err := scparams.ParseSecrets(req.GetSecrets())
 	if err != nil {
 		return err
 	}
@@ -206,7 +207,7 @@ func (c *Controller) deleteVolume(ctx context.Context, req *csi.DeleteVolumeRequ
 	if err != nil {
 		return err
 	}
-	dr := provision.DeleteRequest{Handle: h, Account: ca.Account()}
+	dr := provision.DeleteRequest{Handle: h, Account: provision.AccountOf(ca)}
 	if c.cfg.RootDir != nil && h.AccessPointID != "" {
 		dr.RootDir = c.cfg.RootDir
 		if dr.MountOptions, err = provision.CleanupMountOptions(ctx, efs, dr.Account, h.FileSystemID, c.zone()); err != nil {
@@ -234,7 +235,7 @@ func (c *Controller) validateVolumeCapabilities(ctx context.Context, req *csi.Va
 		return nil, fmt.Errorf("%w: %v", cloud.ErrAccessPointNotFound, err)
 	}
 	if h.AccessPointID != "" {
-		ca, err := provision.ParseSecrets(req.GetSecrets())
+		ca, err := scparams.ParseSecrets(req.GetSecrets())
 		if err != nil {
 			return nil, err
 		}

@@ -11,8 +11,8 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
 
-	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
 	"github.com/openshift/aws-efs-csi/driver/pkg/rootdir"
+	"github.com/openshift/aws-efs-csi/driver/pkg/scparams"
 	"github.com/openshift/aws-efs-csi/driver/pkg/volume"
 	"github.com/openshift/aws-efs-csi/driver/test/fakeaws"
 )
@@ -148,7 +148,7 @@ func (r refuseDeleter) Delete(_ context.Context, tgt rootdir.Target) error {
 func TestDeleteVolumeRootDirSharedWithAnotherAccessPoint(t *testing.T) {
 	e := newEnv(t, envOpts{rootDir: refuseDeleter{t}})
 	create := func(name, claim, pattern string) (string, string) {
-		vol, err := e.create(t, name, e.params("subPathPattern", pattern, "ensureUniqueDirectory", "false", provision.ParamPVCName, claim))
+		vol, err := e.create(t, name, e.params("subPathPattern", pattern, "ensureUniqueDirectory", "false", scparams.ParamPVCName, claim))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +194,7 @@ func (b blockingDeleter) Delete(ctx context.Context, _ rootdir.Target) error {
 func TestCreateAndDeleteOfOneAccessPointNeverOverlap(t *testing.T) {
 	b := blockingDeleter{entered: make(chan struct{}), release: make(chan struct{})}
 	e := newEnv(t, envOpts{rootDir: b})
-	params := e.params("reuseAccessPoint", "true", provision.ParamPVCName, "data")
+	params := e.params("reuseAccessPoint", "true", scparams.ParamPVCName, "data")
 	vol, err := e.create(t, "pvc-1", params)
 	if err != nil {
 		t.Fatal(err)

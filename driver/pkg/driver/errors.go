@@ -10,9 +10,11 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
+	"github.com/openshift/aws-efs-csi/driver/pkg/fsref"
 	"github.com/openshift/aws-efs-csi/driver/pkg/mount"
 	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
 	"github.com/openshift/aws-efs-csi/driver/pkg/rootdir"
+	"github.com/openshift/aws-efs-csi/driver/pkg/scparams"
 	"github.com/openshift/aws-efs-csi/driver/pkg/volume"
 )
 
@@ -43,9 +45,9 @@ func codeFor(err error) codes.Code {
 		return codes.DeadlineExceeded
 	case errors.Is(err, context.Canceled):
 		return codes.Canceled
-	case errors.Is(err, provision.ErrInvalidParameter), errors.Is(err, volume.ErrInvalidHandle),
+	case errors.Is(err, scparams.ErrInvalidParameter), errors.Is(err, volume.ErrInvalidHandle),
 		errors.Is(err, volume.ErrInvalidContext), errors.Is(err, cloud.ErrFileSystemNotFound), errors.Is(err, cloud.ErrBadRequest),
-		errors.Is(err, errInvalidRequest), errors.Is(err, provision.ErrRefNotFound):
+		errors.Is(err, errInvalidRequest), errors.Is(err, fsref.ErrRefNotFound):
 		return codes.InvalidArgument
 	case errors.Is(err, provision.ErrExhausted), errors.Is(err, cloud.ErrLimitExceeded):
 		return codes.ResourceExhausted

@@ -15,8 +15,10 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
+	"github.com/openshift/aws-efs-csi/driver/pkg/gidalloc"
 	"github.com/openshift/aws-efs-csi/driver/pkg/metrics"
 	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
+	"github.com/openshift/aws-efs-csi/driver/pkg/scparams"
 	"github.com/openshift/aws-efs-csi/driver/test/fakeaws"
 )
 
@@ -54,7 +56,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 		s.AddMountTarget(e.fsID, z.Name, "")
 	}
 	e.ctrl = NewController(ControllerConfig{
-		Provisioner: provision.New(provision.Config{Tags: o.tags, GIDs: provision.NewGIDAllocator(time.Minute, nil)}),
+		Provisioner: provision.New(provision.Config{Tags: o.tags, GIDs: gidalloc.New(time.Minute, nil)}),
 		RootDir:     o.rootDir,
 		Events:      o.events,
 		Resolver:    o.resolver,
@@ -101,7 +103,7 @@ var mountRWX = []*csi.VolumeCapability{{
 
 func (e *env) params(kv ...string) map[string]string {
 	m := map[string]string{"provisioningMode": "efs-ap", "fileSystemId": e.fsID, "directoryPerms": "700",
-		provision.ParamPVName: "pv-x", provision.ParamPVCName: "claim", provision.ParamPVCNamespace: "ns"}
+		scparams.ParamPVName: "pv-x", scparams.ParamPVCName: "claim", scparams.ParamPVCNamespace: "ns"}
 	for i := 0; i+1 < len(kv); i += 2 {
 		m[kv[i]] = kv[i+1]
 	}

@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
+	"github.com/openshift/aws-efs-csi/driver/pkg/scparams"
 )
 
 // ReasonStorageClassParameters is the reason of the Warning Event about ignored or leniently read parameters.
@@ -39,7 +39,7 @@ func (w *warnedOnce) first(set *map[string]bool, key string) bool {
 // once per StorageClass in the log (V(2)), and once per claim as a Warning Event when the provisioner passed the
 // claim's identity (--extra-create-metadata). Upstream accepts both silently; failing would break StorageClasses
 // that work there.
-func (c *Controller) warnParams(ctx context.Context, p provision.Params, raw map[string]string) {
+func (c *Controller) warnParams(ctx context.Context, p scparams.Params, raw map[string]string) {
 	if len(p.Unknown) == 0 && len(p.Lenient) == 0 {
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
+	"github.com/openshift/aws-efs-csi/driver/pkg/scparams"
 	"github.com/openshift/aws-efs-csi/driver/pkg/volume"
 )
 
@@ -108,7 +109,7 @@ func (p *Provisioner) mountContext(ctx context.Context, c EFS, own Zones, req Cr
 	}
 	if az := req.Params.AZ; az != "" {
 		azID := idByName[az]
-		if IsZoneID(az) {
+		if scparams.IsZoneID(az) {
 			azID = az // az may name the zone by ID, which is the same in every account
 		}
 		return pickByZone(usable, az, azID, req.FileSystemID), nil

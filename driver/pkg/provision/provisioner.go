@@ -13,6 +13,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
+	"github.com/openshift/aws-efs-csi/driver/pkg/gidalloc"
+	"github.com/openshift/aws-efs-csi/driver/pkg/scparams"
 	"github.com/openshift/aws-efs-csi/driver/pkg/volume"
 )
 
@@ -30,7 +32,7 @@ const (
 
 // EFS lists the EFS calls the provisioner makes.
 type EFS interface {
-	Lister
+	gidalloc.Lister
 	ListAccessPoints(ctx context.Context, fileSystemID string) ([]cloud.AccessPoint, error)
 	CreateAccessPoint(ctx context.Context, in cloud.CreateAccessPointInput) (*cloud.AccessPoint, error)
 	DescribeAccessPoint(ctx context.Context, id string) (*cloud.AccessPoint, error)
@@ -58,7 +60,7 @@ type Account struct {
 type CreateRequest struct {
 	Name         string
 	FileSystemID string
-	Params       Params
+	Params       scparams.Params
 	Account      Account
 	// CapacityBytes is the requested capacity (EFS ignores it; recorded in a tag when tagging).
 	CapacityBytes int64
@@ -79,7 +81,16 @@ type Config struct {
 	// Tags are added to every access point created with enableTagging (--tags).
 	Tags map[string]string
 	// GIDs allocates GIDs; required.
-	GIDs *GIDAllocator
+	GIDs *gidalloc.Allocator
+}
+
+// ErrExhausted is wrapped when a file system has no room for another volume: no free GID in the StorageClass's
+// range (from package gidalloc), or the file system's access point quota is reached.
+var ErrExhausted = gidalloc.ErrExhausted
+
+// AccountOf is the Account a request's provisioner/deleter secrets select.
+func AccountOf(ca scparams.CrossAccount) Account {
+	return Account{Key: ca.RoleARN, CrossAccount: ca.RoleARN != "", DNSByAZID: ca.RoleARN != "" && ca.DNSByAZID}
 }
 
 // ErrBusy is wrapped when another CreateVolume or DeleteVolume holds the access point (Aborted: the caller
@@ -105,9 +116,9 @@ func New(cfg Config) *Provisioner {
 func (p *Provisioner) Create(ctx context.Context, c EFS, own Zones, req CreateRequest) (*Volume, error) {
 	params := req.Params
 	if !params.EnableTagging && len(p.cfg.Tags) > 0 {
-		return nil, fmt.Errorf("%w: %s=false conflicts with the driver's --tags: remove one of them", ErrInvalidParameter, ParamEnableTagging)
+		return nil, fmt.Errorf("%w: %s=false conflicts with the driver's --tags: remove one of them", scparams.ErrInvalidParameter, scparams.ParamEnableTagging)
 	}
-	rootDir, err := RootDir(params, req.Name)
+	rootDir, err := scparams.RootDir(params, req.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +131,7 @@ func (p *Provisioner) Create(ctx context.Context, c EFS, own Zones, req CreateRe
 	if v.Context, err = p.mountContext(ctx, c, own, req); err != nil {
 		return nil, err
 	}
-	in := cloud.CreateAccessPointInput{FileSystemID: req.FileSystemID, ClientToken: ClientToken(params, req.FileSystemID, req.Name),
+	in := cloud.CreateAccessPointInput{FileSystemID: req.FileSystemID, ClientToken: scparams.ClientToken(params, req.FileSystemID, req.Name),
 		RootDir: rootDir, Permissions: params.DirectoryPerms}
 	if params.EnableTagging {
 		in.Tags = maps.Clone(p.cfg.Tags)
@@ -137,7 +148,7 @@ func (p *Provisioner) Create(ctx context.Context, c EFS, own Zones, req CreateRe
 		// The token is the volume name: an access point holding it is this very volume, from an earlier attempt
 		// (possibly by the previous version of this driver, which suffixed the default directory).
 		want.rootDirs, want.tags = []string{rootDir}, in.Tags
-		if legacy, err := legacyRootDir(params, req.Name); err == nil && legacy != rootDir {
+		if legacy, err := scparams.LegacyRootDir(params, req.Name); err == nil && legacy != rootDir {
 			want.rootDirs = append(want.rootDirs, legacy)
 		}
 	}
@@ -197,7 +208,7 @@ func (l *apLocks) tryLock(id string) (func(), error) {
 // sha256(PVC name), so that access points the upstream driver (or an earlier version of this one) made are reused,
 // as upstream's FindAccessPointByClientToken does. nil when there is none.
 func (p *Provisioner) findReusable(ctx context.Context, c EFS, req CreateRequest, token string) (*cloud.AccessPoint, error) {
-	upstream := hashHex(req.Params.PVCName)
+	upstream := scparams.UpstreamToken(req.Params.PVCName)
 	aps, err := c.ListAccessPoints(ctx, req.FileSystemID)
 	if err != nil {
 		return nil, fmt.Errorf("find the access point of reused claim %s/%s: %w", req.Params.PVCNamespace, req.Params.PVCName, err)
@@ -218,7 +229,7 @@ func (p *Provisioner) findReusable(ctx context.Context, c EFS, req CreateRequest
 // same client token when it fits the request.
 func (p *Provisioner) createAccessPoint(ctx context.Context, c EFS, req CreateRequest, in cloud.CreateAccessPointInput, want expected) (*cloud.AccessPoint, error) {
 	params := req.Params
-	var lease *Lease
+	var lease *gidalloc.Lease
 	if params.UID == nil || params.GID == nil {
 		var err error
 		lease, err = p.cfg.GIDs.Allocate(ctx, gidKey(req), c, req.FileSystemID, params.GIDRangeStart, params.GIDRangeEnd)
@@ -273,7 +284,7 @@ func (p *Provisioner) createAccessPoint(ctx context.Context, c EFS, req CreateRe
 		if errors.Is(err, cloud.ErrLimitExceeded) {
 			p.cfg.GIDs.Invalidate(gidKey(req))
 			return nil, fmt.Errorf("%w: file system %s has reached its access point quota: delete unused volumes, raise the EFS quota, or set the StorageClass parameter %s to another file system: %w",
-				ErrExhausted, req.FileSystemID, ParamFileSystemID, err)
+				ErrExhausted, req.FileSystemID, scparams.ParamFileSystemID, err)
 		}
 		return nil, err
 	}
@@ -342,25 +353,25 @@ func fits(ap *cloud.AccessPoint, req CreateRequest, want expected) error {
 	}
 	switch {
 	case ap.FileSystemID != req.FileSystemID:
-		return differs(ParamFileSystemID, ap.FileSystemID, req.FileSystemID)
+		return differs(scparams.ParamFileSystemID, ap.FileSystemID, req.FileSystemID)
 	case ap.RootDir == "/" || !(base == "/" || strings.HasPrefix(ap.RootDir, base+"/")):
-		return differs("root directory ("+ParamBasePath+")", ap.RootDir, "a directory under "+base)
+		return differs("root directory ("+scparams.ParamBasePath+")", ap.RootDir, "a directory under "+base)
 	case want.rootDirs != nil && !slices.Contains(want.rootDirs, ap.RootDir):
 		return differs("root directory", ap.RootDir, want.rootDirs[0])
 	case !ap.HasPosixUser:
 		return differs("POSIX user", "none", "uid and gid")
 	case p.UID != nil && ap.UID != *p.UID:
-		return differs("POSIX user "+ParamUID, ap.UID, *p.UID)
+		return differs("POSIX user "+scparams.ParamUID, ap.UID, *p.UID)
 	case p.GID != nil && ap.GID != *p.GID:
-		return differs("POSIX user "+ParamGID, ap.GID, *p.GID)
+		return differs("POSIX user "+scparams.ParamGID, ap.GID, *p.GID)
 	case p.GID == nil && (ap.GID < p.GIDRangeStart || ap.GID > p.GIDRangeEnd):
-		return differs("POSIX user gid ("+ParamGIDRangeStart+"/"+ParamGIDRangeEnd+")", ap.GID, fmt.Sprintf("a GID in [%d, %d]", p.GIDRangeStart, p.GIDRangeEnd))
+		return differs("POSIX user gid ("+scparams.ParamGIDRangeStart+"/"+scparams.ParamGIDRangeEnd+")", ap.GID, fmt.Sprintf("a GID in [%d, %d]", p.GIDRangeStart, p.GIDRangeEnd))
 	case p.UID == nil && (ap.UID < p.GIDRangeStart || ap.UID > p.GIDRangeEnd):
-		return differs("POSIX user uid ("+ParamGIDRangeStart+"/"+ParamGIDRangeEnd+")", ap.UID, fmt.Sprintf("a UID in [%d, %d]", p.GIDRangeStart, p.GIDRangeEnd))
+		return differs("POSIX user uid ("+scparams.ParamGIDRangeStart+"/"+scparams.ParamGIDRangeEnd+")", ap.UID, fmt.Sprintf("a UID in [%d, %d]", p.GIDRangeStart, p.GIDRangeEnd))
 	case ap.HasCreationInfo && (ap.OwnerUID != ap.UID || ap.OwnerGID != ap.GID):
 		return differs("directory owner", fmt.Sprintf("%d:%d", ap.OwnerUID, ap.OwnerGID), fmt.Sprintf("%d:%d", ap.UID, ap.GID))
 	case ap.HasCreationInfo && !samePerms(ap.Permissions, want.permissions):
-		return differs(ParamDirectoryPerms, ap.Permissions, want.permissions)
+		return differs(scparams.ParamDirectoryPerms, ap.Permissions, want.permissions)
 	case !p.ReuseAccessPoint && ap.Tags[CapacityTagKey] != "" && ap.Tags[CapacityTagKey] != strconv.FormatInt(req.CapacityBytes, 10):
 		return differs("capacity (tag "+CapacityTagKey+")", ap.Tags[CapacityTagKey]+" bytes", strconv.FormatInt(req.CapacityBytes, 10)+" bytes")
 	}
@@ -382,18 +393,8 @@ func samePerms(a, b string) bool {
 	return errA == nil && errB == nil && x == y
 }
 
-// legacyRootDir is the directory the previous version of this driver chose for a StorageClass without
-// subPathPattern: ${.PV.name} plus the derived suffix.
-func legacyRootDir(p Params, volumeName string) (string, error) {
-	if p.SubPathPatternSet {
-		return RootDir(p, volumeName)
-	}
-	p.SubPathPattern, p.SubPathPatternSet, p.EnsureUniqueDirectory = varPVName, true, true
-	return RootDir(p, volumeName)
-}
-
 // identity is upstream's rule: fixed uid/gid win; an unset one takes the allocated GID.
-func identity(p Params, lease *Lease) (uid, gid uint32) {
+func identity(p scparams.Params, lease *gidalloc.Lease) (uid, gid uint32) {
 	if p.UID != nil {
 		uid = *p.UID
 	} else {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
 	"github.com/openshift/aws-efs-csi/driver/pkg/driver"
+	"github.com/openshift/aws-efs-csi/driver/pkg/gidalloc"
 	"github.com/openshift/aws-efs-csi/driver/pkg/metrics"
 	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
 	"github.com/openshift/aws-efs-csi/driver/test/e2e/harness"
@@ -45,7 +46,7 @@ func TestSanity(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctrl := driver.NewController(driver.ControllerConfig{
-		Provisioner: provision.New(provision.Config{GIDs: provision.NewGIDAllocator(time.Minute, nil)}),
+		Provisioner: provision.New(provision.Config{GIDs: gidalloc.New(time.Minute, nil)}),
 	})
 	ctrl.SetClouds(p)
 	sock := filepath.Join(t.TempDir(), "csi.sock")

@@ -1,4 +1,4 @@
-package provision
+package gidalloc
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
+	"github.com/openshift/aws-efs-csi/driver/pkg/scparams"
 )
 
 // ErrExhausted is wrapped when a file system has no room for another volume: no free GID in the StorageClass's
@@ -20,7 +21,7 @@ type Lister interface {
 	ListAccessPointsPage(ctx context.Context, fileSystemID, token string) ([]cloud.AccessPoint, string, error)
 }
 
-// GIDAllocator hands out GIDs that no access point of the file system uses, without listing the file system on
+// Allocator hands out GIDs that no access point of the file system uses, without listing the file system on
 // every call: it keeps, per file system, the GIDs seen in the last full listing plus those it handed out since, and
 // lists again when that view is older than the resync period, when a range looks full, or on request.
 // Concurrent callers on one file system never get the same GID: reservation happens under the file system's lock.
@@ -30,7 +31,7 @@ type Lister interface {
 // is retried from where it stopped (PageRetries times, backing off from PageBackoff up to 5 s) instead of starting
 // the listing over. So a slow listing under API faults fails no create but those whose own deadline passes, one by
 // one, and completes for the rest.
-type GIDAllocator struct {
+type Allocator struct {
 	resync time.Duration
 	now    func() time.Time
 	mu     sync.Mutex
@@ -43,12 +44,12 @@ type GIDAllocator struct {
 	ListTimeout time.Duration
 }
 
-// NewGIDAllocator returns an allocator that lists a file system again once its view is older than resync.
-func NewGIDAllocator(resync time.Duration, now func() time.Time) *GIDAllocator {
+// New returns an allocator that lists a file system again once its view is older than resync.
+func New(resync time.Duration, now func() time.Time) *Allocator {
 	if now == nil {
 		now = time.Now
 	}
-	return &GIDAllocator{resync: resync, now: now, fss: map[string]*fsGIDs{}, PageRetries: 10, PageBackoff: 200 * time.Millisecond,
+	return &Allocator{resync: resync, now: now, fss: map[string]*fsGIDs{}, PageRetries: 10, PageBackoff: 200 * time.Millisecond,
 		ListTimeout: 10 * time.Minute}
 }
 
@@ -109,7 +110,7 @@ func (s *fsGIDs) unreserve(gid uint32) {
 	}
 }
 
-func (a *GIDAllocator) state(key string) *fsGIDs {
+func (a *Allocator) state(key string) *fsGIDs {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s, ok := a.fss[key]
@@ -122,7 +123,7 @@ func (a *GIDAllocator) state(key string) *fsGIDs {
 
 // Allocate reserves a GID in [lo, hi] unused on the file system. key identifies the file system and the identity
 // that sees it (the role for cross-account file systems).
-func (a *GIDAllocator) Allocate(ctx context.Context, key string, l Lister, fileSystemID string, lo, hi uint32) (*Lease, error) {
+func (a *Allocator) Allocate(ctx context.Context, key string, l Lister, fileSystemID string, lo, hi uint32) (*Lease, error) {
 	s := a.state(key)
 	if err := a.ensureFresh(ctx, s, l, fileSystemID); err != nil {
 		return nil, err
@@ -138,12 +139,12 @@ func (a *GIDAllocator) Allocate(ctx context.Context, key string, l Lister, fileS
 		return &Lease{GID: gid, s: s}, nil
 	}
 	return nil, fmt.Errorf("%w: no free GID in [%d, %d] on file system %s: widen the StorageClass parameters %s/%s, or set %s to another file system",
-		ErrExhausted, lo, hi, fileSystemID, ParamGIDRangeStart, ParamGIDRangeEnd, ParamFileSystemID)
+		ErrExhausted, lo, hi, fileSystemID, scparams.ParamGIDRangeStart, scparams.ParamGIDRangeEnd, scparams.ParamFileSystemID)
 }
 
 // Record adds the GID of an access point the driver did not just allocate for (one adopted by client token, or
 // reused) to the view, unless the view already counts it.
-func (a *GIDAllocator) Record(key string, ap *cloud.AccessPoint) {
+func (a *Allocator) Record(key string, ap *cloud.AccessPoint) {
 	if ap == nil || !ap.HasPosixUser {
 		return
 	}
@@ -159,7 +160,7 @@ func (a *GIDAllocator) Record(key string, ap *cloud.AccessPoint) {
 }
 
 // Forget drops what is known about the GID of a deleted access point.
-func (a *GIDAllocator) Forget(key string, gid uint32) {
+func (a *Allocator) Forget(key string, gid uint32) {
 	s := a.state(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -169,7 +170,7 @@ func (a *GIDAllocator) Forget(key string, gid uint32) {
 }
 
 // Invalidate makes the next Allocate on the file system list it again.
-func (a *GIDAllocator) Invalidate(key string) {
+func (a *Allocator) Invalidate(key string) {
 	s := a.state(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -179,7 +180,7 @@ func (a *GIDAllocator) Invalidate(key string) {
 // ensureFresh loads the file system's view on first use (every caller waits for one listing, or for its own
 // deadline) and refreshes a stale one (the caller that notices waits for the listing; the others keep allocating
 // from the current view, which stays correct for what this process created).
-func (a *GIDAllocator) ensureFresh(ctx context.Context, s *fsGIDs, l Lister, fileSystemID string) error {
+func (a *Allocator) ensureFresh(ctx context.Context, s *fsGIDs, l Lister, fileSystemID string) error {
 	s.mu.Lock()
 	stale := a.now().Sub(s.listedAt) >= a.resync
 	if s.loaded && (!stale || s.refreshing) {
@@ -202,7 +203,7 @@ func (s *fsGIDs) isLoaded() bool {
 
 // refresh waits for a listing of the file system, starting one when none runs, and returns its result or the
 // caller's context error; the listing itself goes on when the caller gives up.
-func (a *GIDAllocator) refresh(ctx context.Context, s *fsGIDs, l Lister, fileSystemID string) error {
+func (a *Allocator) refresh(ctx context.Context, s *fsGIDs, l Lister, fileSystemID string) error {
 	s.mu.Lock()
 	if !s.refreshing {
 		s.refreshing, s.refreshDone, s.sinceStart = true, make(chan struct{}), map[uint32]int{}
@@ -222,7 +223,7 @@ func (a *GIDAllocator) refresh(ctx context.Context, s *fsGIDs, l Lister, fileSys
 
 // list pages through the file system's access points, retrying a failed page from where it stopped, then replaces
 // the view, keeping GIDs committed while the listing ran.
-func (a *GIDAllocator) list(ctx context.Context, s *fsGIDs, l Lister, fileSystemID string) {
+func (a *Allocator) list(ctx context.Context, s *fsGIDs, l Lister, fileSystemID string) {
 	ctx, cancel := context.WithTimeout(ctx, a.ListTimeout)
 	defer cancel()
 	var (
@@ -265,7 +266,7 @@ func (a *GIDAllocator) list(ctx context.Context, s *fsGIDs, l Lister, fileSystem
 }
 
 // page fetches one page, trying again after throttling or a server error.
-func (a *GIDAllocator) page(ctx context.Context, l Lister, fileSystemID, token string) ([]cloud.AccessPoint, string, error) {
+func (a *Allocator) page(ctx context.Context, l Lister, fileSystemID, token string) ([]cloud.AccessPoint, string, error) {
 	backoff := a.PageBackoff
 	for try := 0; ; try++ {
 		page, next, err := l.ListAccessPointsPage(ctx, fileSystemID, token)

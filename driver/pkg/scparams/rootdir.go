@@ -1,4 +1,4 @@
-package provision
+package scparams
 
 import (
 	"crypto/sha256"
@@ -120,4 +120,14 @@ func expand(p Params, volumeName string) (string, error) {
 func uniqueSuffix(volumeName string) string {
 	s := sha256.Sum256([]byte("efs-csi-unique-dir\x00" + volumeName))
 	return fmt.Sprintf("%x-%x-%x-%x-%x", s[0:4], s[4:6], s[6:8], s[8:10], s[10:16])
+}
+
+// LegacyRootDir is the directory the previous version of this driver chose for a StorageClass without
+// subPathPattern: ${.PV.name} plus the derived suffix.
+func LegacyRootDir(p Params, volumeName string) (string, error) {
+	if p.SubPathPatternSet {
+		return RootDir(p, volumeName)
+	}
+	p.SubPathPattern, p.SubPathPatternSet, p.EnsureUniqueDirectory = varPVName, true, true
+	return RootDir(p, volumeName)
 }

@@ -1,4 +1,4 @@
-package provision
+package gidalloc
 
 import (
 	"context"
@@ -66,7 +66,7 @@ func (p *pages) ListAccessPointsPage(ctx context.Context, _, token string) ([]cl
 // pages before it are not fetched again.
 func TestListingKeepsProgressAcrossPageFailures(t *testing.T) {
 	p := &pages{fails: 2}
-	a := NewGIDAllocator(time.Minute, nil)
+	a := New(time.Minute, nil)
 	a.PageBackoff = time.Millisecond
 	lease, err := a.Allocate(t.Context(), "fs", p, "fs-1", 1, 10)
 	if err != nil || lease.GID != 4 {
@@ -81,7 +81,7 @@ func TestListingKeepsProgressAcrossPageFailures(t *testing.T) {
 // goes on, and a later caller gets its result without starting over.
 func TestListingOutlivesACallerDeadline(t *testing.T) {
 	p := &pages{release: make(chan struct{})}
-	a := NewGIDAllocator(time.Minute, nil)
+	a := New(time.Minute, nil)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
 	defer cancel()
 	if _, err := a.Allocate(ctx, "fs", p, "fs-1", 1, 10); !errors.Is(err, context.DeadlineExceeded) {
@@ -103,7 +103,7 @@ func (c *clock) now() time.Time { return c.t }
 
 func TestAllocateSkipsUsedAndListsOnce(t *testing.T) {
 	l := &listing{gids: []uint32{100, 101, 103}}
-	a := NewGIDAllocator(time.Minute, nil)
+	a := New(time.Minute, nil)
 	var got []uint32
 	for range 3 {
 		lease, err := a.Allocate(t.Context(), "fs", l, "fs-1", 100, 110)
@@ -123,7 +123,7 @@ func TestAllocateSkipsUsedAndListsOnce(t *testing.T) {
 
 func TestAllocateConcurrentNeverDuplicates(t *testing.T) {
 	l := &listing{gids: []uint32{5, 7, 9}}
-	a := NewGIDAllocator(time.Minute, nil)
+	a := New(time.Minute, nil)
 	var mu sync.Mutex
 	seen := map[uint32]int{}
 	var wg sync.WaitGroup
@@ -160,7 +160,7 @@ func TestAllocateConcurrentNeverDuplicates(t *testing.T) {
 func TestAllocateResyncSeesChangesBehindOurBack(t *testing.T) {
 	c := &clock{t: time.Unix(0, 0)}
 	l := &listing{gids: []uint32{1}}
-	a := NewGIDAllocator(time.Minute, c.now)
+	a := New(time.Minute, c.now)
 	lease, _ := a.Allocate(t.Context(), "fs", l, "fs-1", 1, 4)
 	lease.Commit() // 2
 	l.mu.Lock()
@@ -183,7 +183,7 @@ func TestAllocateResyncSeesChangesBehindOurBack(t *testing.T) {
 
 func TestAllocateExhausted(t *testing.T) {
 	l := &listing{gids: []uint32{10, 11}}
-	a := NewGIDAllocator(time.Minute, nil)
+	a := New(time.Minute, nil)
 	_, err := a.Allocate(t.Context(), "fs", l, "fs-1", 10, 11)
 	if !errors.Is(err, ErrExhausted) {
 		t.Fatalf("err = %v, want ErrExhausted", err)
@@ -208,7 +208,7 @@ func TestAllocateExhausted(t *testing.T) {
 
 func TestAllocateListFailure(t *testing.T) {
 	l := &listing{err: cloud.ErrThrottled}
-	a := NewGIDAllocator(time.Minute, nil)
+	a := New(time.Minute, nil)
 	a.PageRetries, a.PageBackoff = 2, time.Millisecond
 	if _, err := a.Allocate(t.Context(), "fs", l, "fs-1", 1, 10); !errors.Is(err, cloud.ErrThrottled) {
 		t.Fatalf("err = %v, want the listing error", err)

@@ -1,4 +1,4 @@
-package provision
+package scparams
 
 import (
 	"fmt"
@@ -48,9 +48,4 @@ func ParseSecrets(secrets map[string]string) (CrossAccount, error) {
 		ca.DNSByAZID = b
 	}
 	return ca, nil
-}
-
-// Account is the Account the secrets select.
-func (ca CrossAccount) Account() Account {
-	return Account{Key: ca.RoleARN, CrossAccount: ca.RoleARN != "", DNSByAZID: ca.RoleARN != "" && ca.DNSByAZID}
 }
