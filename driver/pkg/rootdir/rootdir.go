@@ -12,6 +12,8 @@ import (
 
 	"k8s.io/klog/v2"
 	mountutils "k8s.io/mount-utils"
+
+	"github.com/openshift/aws-efs-csi/driver/pkg/volume"
 )
 
 // ErrUnsafePath is wrapped when a root directory would reach outside the access point's own directory.
@@ -53,7 +55,8 @@ func CheckRootDir(dir string) error {
 		return fmt.Errorf("%w: %q: want an absolute path", ErrUnsafePath, dir)
 	case dir == "/":
 		return fmt.Errorf("%w: %q is the file system root", ErrUnsafePath, dir)
-	case path.Clean(dir) != dir || strings.Contains(dir, "/../") || strings.HasSuffix(dir, "/.."):
+	}
+	if dotDot, dot := volume.DotElements(dir); dotDot || dot || path.Clean(dir) != dir {
 		return fmt.Errorf("%w: %q is not a clean path", ErrUnsafePath, dir)
 	}
 	return nil

@@ -296,7 +296,8 @@ func parseBasePath(v string) (string, error) {
 }
 
 func hasDotDot(p string) bool {
-	return slices.Contains(strings.Split(p, "/"), "..")
+	dotDot, _ := volume.DotElements(p)
+	return dotDot
 }
 
 func sortedKeys(m map[string]string) []string {

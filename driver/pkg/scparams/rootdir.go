@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/openshift/aws-efs-csi/driver/pkg/volume"
 )
 
 // Template variables of subPathPattern.
@@ -48,10 +50,8 @@ func RootDir(p Params, volumeName string) (string, error) {
 			sub = strings.TrimPrefix(strings.TrimSuffix(sub, "/")+"-"+uniqueSuffix(volumeName), "-")
 		}
 	}
-	for _, elem := range strings.Split(sub, "/") {
-		if elem == ".." || elem == "." {
-			return "", invalid(ParamSubPathPattern, p.SubPathPattern, fmt.Sprintf(`expanded to %q; want no "." or ".." elements`, sub))
-		}
+	if dotDot, dot := volume.DotElements(sub); dotDot || dot {
+		return "", invalid(ParamSubPathPattern, p.SubPathPattern, fmt.Sprintf(`expanded to %q; want no "." or ".." elements`, sub))
 	}
 	dir := path.Join("/", p.BasePath, sub)
 	switch {
