@@ -132,28 +132,20 @@ func renderConf(opts *Options, e env) ([]byte, error) {
 // resolveNode finds the node's identity (IMDS, else the Node object), retrying with backoff until it works or ctx
 // ends; NodeGetInfo answers Unavailable, and the node_identity dependency is reported unhealthy, until then.
 func resolveNode(ctx context.Context, opts *Options, e env, node *driver.Node, kube kubernetes.Interface) {
-	for delay := time.Second; ; delay = min(2*delay, time.Minute) {
-		info, err := func() (nodeinfo.Info, error) {
-			in := nodeinfo.Input{NodeName: e.node.nodeName, Region: opts.Region, Zone: opts.AvailabilityZone}
-			if kube != nil {
-				in.Nodes = kube.CoreV1().Nodes()
-			}
-			client, err := cloud.NewIMDSClient(ctx, "")
-			if err == nil {
-				in.IMDS = client
-			}
-			return nodeinfo.Resolve(ctx, in)
-		}()
-		if err == nil {
-			node.SetInfo(info)
-			klog.InfoS("Node identified", "instanceID", info.InstanceID, "zone", info.Zone, "zoneID", info.ZoneID, "source", info.Source)
-			return
+	retryUntilDone(ctx, "Identifying the node", func() error {
+		in := nodeinfo.Input{NodeName: e.node.nodeName, Region: opts.Region, Zone: opts.AvailabilityZone}
+		if kube != nil {
+			in.Nodes = kube.CoreV1().Nodes()
 		}
-		klog.ErrorS(err, "Identifying the node; retrying", "retryIn", delay)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(delay):
+		if client, err := cloud.NewIMDSClient(ctx, ""); err == nil {
+			in.IMDS = client
 		}
-	}
+		info, err := nodeinfo.Resolve(ctx, in)
+		if err != nil {
+			return err
+		}
+		node.SetInfo(info)
+		klog.InfoS("Node identified", "instanceID", info.InstanceID, "zone", info.Zone, "zoneID", info.ZoneID, "source", info.Source)
+		return nil
+	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/kubernetes"
@@ -101,36 +100,25 @@ func newController(opts *Options, e env) (*driver.Controller, error) {
 // initController resolves region and zone and builds the AWS clients, retrying until it works or ctx ends; the
 // controller answers Unavailable, and the aws_credentials dependency is reported unhealthy, until then.
 func initController(ctx context.Context, opts *Options, e env, ctrl *driver.Controller, m *metrics.Metrics) {
-	for delay := time.Second; ; delay = min(2*delay, time.Minute) {
-		err := func() error {
-			imdsClient, err := cloud.NewIMDSClient(ctx, "")
-			if err != nil {
-				return err
-			}
-			md, err := cloud.ResolveMetadata(ctx, cloud.MetadataInput{Region: opts.Region, Zone: opts.AvailabilityZone, EnvRegion: e.region}, imdsClient)
-			if err != nil {
-				return err
-			}
-			p, err := cloud.NewProvider(ctx, cloud.Options{Region: md.Region, Observer: m,
-				Retry: cloud.RetryOptions{Adaptive: opts.AdaptiveRetryMode}})
-			if err != nil {
-				return err
-			}
-			ctrl.SetZoneID(md.ZoneID)
-			ctrl.SetClouds(p)
-			klog.InfoS("Controller ready to talk to AWS", "region", md.Region, "zone", md.Zone, "source", md.Source)
-			return nil
-		}()
-		if err == nil {
-			return
+	retryUntilDone(ctx, "Initialising the controller's AWS access", func() error {
+		imdsClient, err := cloud.NewIMDSClient(ctx, "")
+		if err != nil {
+			return err
 		}
-		klog.ErrorS(err, "Initialising the controller's AWS access; retrying", "retryIn", delay)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(delay):
+		md, err := cloud.ResolveMetadata(ctx, cloud.MetadataInput{Region: opts.Region, Zone: opts.AvailabilityZone, EnvRegion: e.region}, imdsClient)
+		if err != nil {
+			return err
 		}
-	}
+		p, err := cloud.NewProvider(ctx, cloud.Options{Region: md.Region, Observer: m,
+			Retry: cloud.RetryOptions{Adaptive: opts.AdaptiveRetryMode}})
+		if err != nil {
+			return err
+		}
+		ctrl.SetZoneID(md.ZoneID)
+		ctrl.SetClouds(p)
+		klog.InfoS("Controller ready to talk to AWS", "region", md.Region, "zone", md.Zone, "source", md.Source)
+		return nil
+	})
 }
 
 // kubeClient returns the in-cluster client, or nil outside a cluster (the Node fallback and taint removal are off).
