@@ -44,6 +44,9 @@ func run(ctx context.Context, args []string) int {
 	if opts.DebugLogs {
 		_ = opts.klogFlags.Set("v", "5")
 	}
+	for _, w := range opts.Warnings() {
+		klog.Warning(w)
+	}
 	klog.InfoS("Starting aws-efs-csi-driver", "mode", opts.Mode, "build", version.Get().String())
 	if err := serve(ctx, &opts, env{
 		region: firstNonEmpty(os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION")),

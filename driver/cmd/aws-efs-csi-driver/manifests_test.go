@@ -159,9 +159,9 @@ func TestOperatorTagsArgument(t *testing.T) {
 			if err := opts.Validate(); err != nil {
 				t.Fatalf("the driver refuses the operator's %q: %v", r.Arg, err)
 			}
-			got, err := provision.ParseTags(opts.Tags)
-			if err != nil {
-				t.Fatal(err)
+			got, warnings := provision.ParseTags(opts.Tags)
+			if len(warnings) != 0 {
+				t.Fatal(warnings)
 			}
 			want := map[string]string{"kubernetes.io/cluster/c-1": "owned"}
 			for _, tag := range r.Tags {

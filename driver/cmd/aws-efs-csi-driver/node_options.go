@@ -40,7 +40,8 @@ type NodeOptions struct {
 	fs *pflag.FlagSet
 }
 
-// nodeFlagNames are the flags that only the node service reads; they are refused with --mode=controller.
+// nodeFlagNames are the flags that only the node service reads; with --mode=controller they are ignored with a
+// warning (a manifest copied from upstream, where one binary serves both, may pass them).
 // --efs-utils-static-files-path is not among them: the driver image's ENTRYPOINT passes it (as OpenShift's image
 // always has), so the controller, which runs the same image, must accept and ignore it.
 var nodeFlagNames = []string{
@@ -74,15 +75,10 @@ func (o *NodeOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.PublishRecordsDir, "publish-records-dir", "/var/lib/kubelet/plugins/efs.csi.aws.com/published", "Directory (hostPath) of the records that make NodePublishVolume idempotent across restarts (node).")
 }
 
-// Validate checks the node flags; controller says whether the process runs the controller only, where node flags
-// are refused.
+// Validate checks the node flags; controllerOnly says whether the process runs the controller only, where node
+// flags are not read (see controllerWarnings).
 func (o *NodeOptions) Validate(controllerOnly bool) error {
-	if controllerOnly && o.fs != nil {
-		for _, name := range nodeFlagNames {
-			if o.fs.Changed(name) {
-				return fmt.Errorf("--%s is a node flag: not valid with --mode=controller", name)
-			}
-		}
+	if controllerOnly {
 		return nil
 	}
 	if o.MaxInflightMountCallsOptIn && o.MaxInflightMountCalls <= 0 {
@@ -122,17 +118,30 @@ func (o *NodeOptions) Validate(controllerOnly bool) error {
 	return nil
 }
 
-// inflightCap is the effective cap on concurrent publishes (0: none).
+// controllerWarnings names the node flags given to a controller-only process, which ignores them.
+func (o *NodeOptions) controllerWarnings() []string {
+	var w []string
+	for _, name := range nodeFlagNames {
+		if o.fs != nil && o.fs.Changed(name) {
+			w = append(w, fmt.Sprintf("--%s is a node flag: ignored with --mode=controller", name))
+		}
+	}
+	return w
+}
+
+// inflightCap is the effective cap on concurrent publishes (0: none): --max-inflight-mount-calls takes effect only
+// with --max-inflight-mount-calls-opt-in, as upstream (getMaxInflightMountCalls).
 func (o *NodeOptions) inflightCap() int {
-	if o.MaxInflightMountCalls > 0 {
+	if o.MaxInflightMountCallsOptIn && o.MaxInflightMountCalls > 0 {
 		return o.MaxInflightMountCalls
 	}
 	return 0
 }
 
-// volumeLimit is the effective MaxVolumesPerNode (0: not reported).
+// volumeLimit is the effective MaxVolumesPerNode (0: not reported): --volume-attach-limit takes effect only with
+// --volume-attach-limit-opt-in, as upstream (getVolumeAttachLimit).
 func (o *NodeOptions) volumeLimit() int64 {
-	if o.VolumeAttachLimit > 0 {
+	if o.VolumeAttachLimitOptIn && o.VolumeAttachLimit > 0 {
 		return o.VolumeAttachLimit
 	}
 	return 0

@@ -18,8 +18,8 @@ func TestValidateNodeFlags(t *testing.T) {
 			"--volume-attach-limit-opt-in", "--volume-attach-limit=20", "--force-unmount-after-timeout", "--unmount-timeout=10s",
 			"--vol-metrics-opt-in", "--vol-metrics-refresh-period=0.5", "--vol-metrics-fs-rate-limit=2",
 			"--efs-utils-conf-overrides=mount:port_range_upper_bound=21449,mount-watchdog:poll_interval_sec=2", "--efs-cloudwatch-log-enabled"}},
-		{name: "value without opt-in enables", args: []string{"--mode=all", "--max-inflight-mount-calls=3"}},
-		{name: "node flag in controller mode", args: []string{"--mode=controller", "--vol-metrics-opt-in"}, wantErr: "--vol-metrics-opt-in is a node flag: not valid with --mode=controller"},
+		{name: "value without opt-in is accepted", args: []string{"--mode=all", "--max-inflight-mount-calls=3"}},
+		{name: "node flag in controller mode is accepted", args: []string{"--mode=controller", "--vol-metrics-opt-in"}},
 		{name: "inflight opt-in without value", args: []string{"--mode=node", "--max-inflight-mount-calls-opt-in"}, wantErr: "--max-inflight-mount-calls-opt-in needs --max-inflight-mount-calls > 0, got -1"},
 		{name: "inflight zero", args: []string{"--mode=node", "--max-inflight-mount-calls=0"}, wantErr: "--max-inflight-mount-calls 0: want a positive number, or -1"},
 		{name: "attach opt-in without value", args: []string{"--mode=node", "--volume-attach-limit-opt-in"}, wantErr: "--volume-attach-limit-opt-in needs --volume-attach-limit > 0"},
@@ -44,6 +44,55 @@ func TestValidateNodeFlags(t *testing.T) {
 				t.Fatalf("Validate() = %v, want error containing %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestOptInFlags states upstream's getMaxInflightMountCalls/getVolumeAttachLimit: the values take effect only
+// with their opt-in flags.
+func TestOptInFlags(t *testing.T) {
+	tests := []struct {
+		args       []string
+		inflight   int
+		maxVolumes int64
+	}{
+		{[]string{"--mode=node"}, 0, 0},
+		{[]string{"--mode=node", "--max-inflight-mount-calls=3", "--volume-attach-limit=20"}, 0, 0},
+		{[]string{"--mode=node", "--max-inflight-mount-calls-opt-in", "--max-inflight-mount-calls=3"}, 3, 0},
+		{[]string{"--mode=node", "--volume-attach-limit-opt-in", "--volume-attach-limit=20"}, 0, 20},
+	}
+	for _, tt := range tests {
+		o := parse(t, tt.args...)
+		if err := o.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if got, gotV := o.Node.inflightCap(), o.Node.volumeLimit(); got != tt.inflight || gotV != tt.maxVolumes {
+			t.Errorf("%v: in-flight cap %d, volume limit %d; want %d, %d", tt.args, got, gotV, tt.inflight, tt.maxVolumes)
+		}
+	}
+}
+
+// TestUpstreamFlagsAcceptedWithWarning: flags of upstream v3.4.1 this driver does not implement, node flags given to
+// a controller, and malformed --tags entries start the driver with one warning line each instead of exit 2.
+func TestUpstreamFlagsAcceptedWithWarning(t *testing.T) {
+	o := parse(t, "--mode=controller", "--s3files-cloudwatch-log-enabled", "--s3files-cloudwatch-metrics-enabled=false",
+		"--s3files-utils-conf-overrides=mount:x=y", "--vol-metrics-opt-in", "--tags=team:storage a:b:c")
+	if err := o.Validate(); err != nil {
+		t.Fatalf("Validate() = %v, want the upstream flags accepted", err)
+	}
+	got := strings.Join(o.Warnings(), "\n")
+	for _, want := range []string{
+		"--s3files-cloudwatch-log-enabled=true is an upstream flag this driver ignores: S3 Files is not supported",
+		"--s3files-cloudwatch-metrics-enabled=false is an upstream flag",
+		"--s3files-utils-conf-overrides=mount:x=y is an upstream flag",
+		"--vol-metrics-opt-in is a node flag: ignored with --mode=controller",
+		`--tags entry "a:b:c" skipped`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings lack %q:\n%s", want, got)
+		}
+	}
+	if n := len(o.Warnings()); n != 5 {
+		t.Errorf("%d warnings, want one line each (5)", n)
 	}
 }
 
@@ -83,5 +132,28 @@ func nodeTestArgs(t *testing.T) []string {
 		"--efs-utils-static-files-path=" + filepath.Join(dir, "static"), "--efs-utils-config-link-path=" + filepath.Join(dir, "etc-amazon-efs"),
 		"--efs-utils-state-dir=" + filepath.Join(dir, "run-efs"), "--efs-utils-watchdog-path=" + watchdog,
 		"--publish-records-dir=" + filepath.Join(dir, "records"),
+	}
+}
+
+// upstreamFlags is every flag of upstream v3.4.1 (pkg/driver/options.go, cmd/main.go) with a value its docs use.
+var upstreamFlags = []string{
+	"--endpoint=unix:/csi/csi.sock", "--efs-utils-config-dir-path=/var/amazon/efs",
+	"--efs-utils-config-legacy-dir-path=/etc/amazon/efs-legacy", "--efs-utils-static-files-path=/etc/amazon/efs-static-files/",
+	"--vol-metrics-opt-in", "--vol-metrics-refresh-period=240", "--vol-metrics-fs-rate-limit=5", "--delete-access-point-root-dir",
+	"--adaptive-retry-mode=false", "--tags=environment:prod region:us-east-1", "--max-inflight-mount-calls-opt-in",
+	"--max-inflight-mount-calls=10", "--volume-attach-limit-opt-in", "--volume-attach-limit=20", "--force-unmount-after-timeout",
+	"--unmount-timeout=30s", "--debug-logs", "--efs-cloudwatch-log-enabled", "--s3files-cloudwatch-log-enabled=false",
+	"--s3files-cloudwatch-metrics-enabled=true", "--efs-utils-conf-overrides=mount:port_range_upper_bound=21449",
+	"--s3files-utils-conf-overrides=mount:x=y", "--http-endpoint=0.0.0.0:3301", "--metrics-cert-file=/c", "--metrics-key-file=/k",
+	"--logtostderr", "--v=2", "--stderrthreshold=INFO",
+}
+
+// TestEveryUpstreamFlagIsAccepted: a container spec written for upstream v3.4.1 starts this driver in every mode.
+func TestEveryUpstreamFlagIsAccepted(t *testing.T) {
+	for _, mode := range []string{"all", "node", "controller"} {
+		o := parse(t, append([]string{"--mode=" + mode}, upstreamFlags...)...)
+		if err := o.Validate(); err != nil {
+			t.Errorf("--mode=%s with upstream's flags: %v", mode, err)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
 	"github.com/openshift/aws-efs-csi/driver/pkg/driver"
 	"github.com/openshift/aws-efs-csi/driver/pkg/efsutils"
+	"github.com/openshift/aws-efs-csi/driver/pkg/health"
 	"github.com/openshift/aws-efs-csi/driver/pkg/mount"
 	"github.com/openshift/aws-efs-csi/driver/pkg/nodeinfo"
 	"github.com/openshift/aws-efs-csi/driver/pkg/taint"
@@ -44,8 +45,9 @@ func readNodeEnv(getenv func(string) string) nodeEnv {
 const efsClientSource = "k8s"
 
 // startNode prepares efs-utils, builds the node service and starts the node-only machinery (watchdog, reaper,
-// identity resolution, taint removal, volume stats) in g. It returns the service and its readiness check.
-func startNode(ctx context.Context, g *errgroup.Group, opts *Options, e env) (*driver.Node, driver.ReadyCheck, error) {
+// identity resolution, taint removal, volume stats) in g. It returns the service and the health checks of its
+// dependencies.
+func startNode(ctx context.Context, g *errgroup.Group, opts *Options, e env) (*driver.Node, []health.Check, error) {
 	o := &opts.Node
 	watchdog, err := startEFSUtils(ctx, g, opts, e)
 	if err != nil {
@@ -83,7 +85,7 @@ func startNode(ctx context.Context, g *errgroup.Group, opts *Options, e env) (*d
 		remover := &taint.Remover{Nodes: kube.CoreV1().Nodes(), NodeName: e.node.nodeName, Ready: ready}
 		g.Go(func() error { _ = remover.Run(ctx); return nil })
 	}
-	return node, ready, nil
+	return node, []health.Check{{Name: "node_identity", Fn: node.Ready}, {Name: "efs_utils_watchdog", Fn: watchdog.Healthy}}, nil
 }
 
 // startEFSUtils prepares what mount.efs needs (efs-utils.conf rendered into the config directory, the CA bundle
@@ -128,30 +130,22 @@ func renderConf(opts *Options, e env) ([]byte, error) {
 }
 
 // resolveNode finds the node's identity (IMDS, else the Node object), retrying with backoff until it works or ctx
-// ends; NodeGetInfo answers Unavailable, and Probe not ready, until then.
+// ends; NodeGetInfo answers Unavailable, and the node_identity dependency is reported unhealthy, until then.
 func resolveNode(ctx context.Context, opts *Options, e env, node *driver.Node, kube kubernetes.Interface) {
-	for delay := time.Second; ; delay = min(2*delay, time.Minute) {
-		info, err := func() (nodeinfo.Info, error) {
-			in := nodeinfo.Input{NodeName: e.node.nodeName, Region: opts.Region, Zone: opts.AvailabilityZone}
-			if kube != nil {
-				in.Nodes = kube.CoreV1().Nodes()
-			}
-			client, err := cloud.NewIMDSClient(ctx, "")
-			if err == nil {
-				in.IMDS = client
-			}
-			return nodeinfo.Resolve(ctx, in)
-		}()
-		if err == nil {
-			node.SetInfo(info)
-			klog.InfoS("Node identified", "instanceID", info.InstanceID, "zone", info.Zone, "zoneID", info.ZoneID, "source", info.Source)
-			return
+	retryUntilDone(ctx, "Identifying the node", func() error {
+		in := nodeinfo.Input{NodeName: e.node.nodeName, Region: opts.Region, Zone: opts.AvailabilityZone}
+		if kube != nil {
+			in.Nodes = kube.CoreV1().Nodes()
 		}
-		klog.ErrorS(err, "Identifying the node; retrying", "retryIn", delay)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(delay):
+		if client, err := cloud.NewIMDSClient(ctx, ""); err == nil {
+			in.IMDS = client
 		}
-	}
+		info, err := nodeinfo.Resolve(ctx, in)
+		if err != nil {
+			return err
+		}
+		node.SetInfo(info)
+		klog.InfoS("Node identified", "instanceID", info.InstanceID, "zone", info.Zone, "zoneID", info.ZoneID, "source", info.Source)
+		return nil
+	})
 }

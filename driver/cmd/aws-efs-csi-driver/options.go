@@ -57,6 +57,9 @@ type Options struct {
 	// Node holds the node service's settings (node_options.go).
 	Node NodeOptions
 
+	// ignored holds the upstream flags this driver accepts and ignores (S3 Files).
+	ignored ignoredFlags
+
 	klogFlags *flag.FlagSet
 }
 
@@ -64,7 +67,7 @@ type Options struct {
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Version, "version", false, "Print the driver version, commit and tree state, then exit.")
 	fs.StringVar((*string)(&o.Mode), "mode", string(ModeAll), "Which CSI services to serve: controller, node or all.")
-	fs.StringVar(&o.Endpoint, "endpoint", "unix:///var/lib/csi/sockets/pluginproxy/csi.sock", "CSI gRPC endpoint, unix:///absolute/path or unix:/absolute/path.")
+	fs.StringVar(&o.Endpoint, "endpoint", "unix:///var/lib/csi/sockets/pluginproxy/csi.sock", "CSI gRPC endpoint: unix:///absolute/path, unix:/absolute/path or tcp://host:port.")
 	fs.StringVar(&o.Region, "region", "", "AWS region. Empty: instance metadata, else the AWS_REGION environment variable.")
 	fs.StringVar(&o.AvailabilityZone, "availability-zone", "", "Availability zone the driver runs in. Empty: instance metadata.")
 	fs.StringVar(&o.HTTPEndpoint, "http-endpoint", "", "host:port to serve Prometheus metrics on at /metrics (controller). Empty: no metrics server.")
@@ -77,6 +80,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.GIDResyncPeriod, "gid-resync-period", time.Minute, "How long the controller trusts its view of a file system's used GIDs before listing the access points again.")
 	fs.BoolVar(&o.DebugLogs, "debug-logs", false, "Log at verbosity 5 (request payloads, secrets stripped).")
 	o.Node.AddFlags(fs)
+	o.ignored.addFlags(fs)
 	o.klogFlags = flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(o.klogFlags)
 	fs.AddGoFlagSet(o.klogFlags)
@@ -91,7 +95,7 @@ func (o *Options) Validate() error {
 	if !valid {
 		return fmt.Errorf("--mode %q: want one of %s", o.Mode, joinModes())
 	}
-	if _, err := driver.SocketPath(o.Endpoint); err != nil {
+	if _, _, err := driver.ParseEndpoint(o.Endpoint); err != nil {
 		return fmt.Errorf("--%w", err)
 	}
 	if o.HTTPEndpoint != "" {
@@ -105,9 +109,6 @@ func (o *Options) Validate() error {
 	if o.MetricsCertFile != "" && o.HTTPEndpoint == "" {
 		return fmt.Errorf("--metrics-cert-file needs --http-endpoint")
 	}
-	if _, err := provision.ParseTags(o.Tags); err != nil {
-		return err
-	}
 	if o.GIDResyncPeriod <= 0 {
 		return fmt.Errorf("--gid-resync-period %s: want a positive duration such as 1m", o.GIDResyncPeriod)
 	}
@@ -118,6 +119,17 @@ func (o *Options) Validate() error {
 		return err
 	}
 	return nil
+}
+
+// Warnings lists what the options accept but do not act on, one line each, for the log: upstream flags this
+// driver does not implement, node flags given to a controller-only process, and malformed --tags entries.
+func (o *Options) Warnings() []string {
+	w := o.ignored.warnings()
+	if o.Mode == ModeController {
+		w = append(w, o.Node.controllerWarnings()...)
+	}
+	_, tagWarnings := provision.ParseTags(o.Tags)
+	return append(w, tagWarnings...)
 }
 
 func (o *Options) runsController() bool { return o.Mode == ModeController || o.Mode == ModeAll }

@@ -29,14 +29,16 @@ func TestValidate(t *testing.T) {
 			"--tags=a:b c:d", "--delete-access-point-root-dir", "--adaptive-retry-mode=false", "--region=us-east-1"}},
 		{name: "node", args: []string{"--mode=node"}},
 		{name: "unknown mode", args: []string{"--mode=both"}, wantErr: `--mode "both": want one of controller, node, all`},
-		{name: "tcp endpoint", args: []string{"--endpoint=tcp://1.2.3.4:10"}, wantErr: `--endpoint "tcp://1.2.3.4:10": want unix:///`},
+		// Upstream accepts tcp://host:port (util.ParseEndpoint); so do we.
+		{name: "tcp endpoint", args: []string{"--endpoint=tcp://127.0.0.1:10000"}},
+		{name: "tcp endpoint without port", args: []string{"--endpoint=tcp://127.0.0.1"}, wantErr: `--endpoint "tcp://127.0.0.1": want tcp://host:port`},
 		{name: "unix with a host", args: []string{"--endpoint=unix://csi/csi.sock"}, wantErr: `--endpoint "unix://csi/csi.sock": want unix:///`},
 		{name: "relative socket", args: []string{"--endpoint=unix:csi.sock"}, wantErr: `--endpoint "unix:csi.sock"`},
 		{name: "upstream short form", args: []string{"--endpoint=unix:/csi/csi.sock"}},
 		{name: "bad http endpoint", args: []string{"--http-endpoint=3301"}, wantErr: `--http-endpoint "3301": want host:port`},
 		{name: "cert without key", args: []string{"--http-endpoint=:3301", "--metrics-cert-file=/c"}, wantErr: "--metrics-cert-file and --metrics-key-file"},
 		{name: "tls without endpoint", args: []string{"--metrics-cert-file=/c", "--metrics-key-file=/k"}, wantErr: "needs --http-endpoint"},
-		{name: "bad tags", args: []string{"--tags=novalue"}, wantErr: `--tags entry "novalue"`},
+		{name: "malformed tags start with a warning (upstream skips them)", args: []string{"--tags=a:b:c"}},
 		{name: "bad resync", args: []string{"--gid-resync-period=0s"}, wantErr: "--gid-resync-period 0s"},
 		{name: "relative work dir", args: []string{"--delete-access-point-root-dir", "--access-point-root-dir-work-dir=pv"}, wantErr: "--access-point-root-dir-work-dir"},
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/kubernetes"
@@ -13,6 +12,10 @@ import (
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
 	"github.com/openshift/aws-efs-csi/driver/pkg/driver"
+	"github.com/openshift/aws-efs-csi/driver/pkg/events"
+	"github.com/openshift/aws-efs-csi/driver/pkg/fsref"
+	"github.com/openshift/aws-efs-csi/driver/pkg/gidalloc"
+	"github.com/openshift/aws-efs-csi/driver/pkg/health"
 	"github.com/openshift/aws-efs-csi/driver/pkg/metrics"
 	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
 	"github.com/openshift/aws-efs-csi/driver/pkg/rootdir"
@@ -23,7 +26,7 @@ import (
 func serve(ctx context.Context, opts *Options, e env) error {
 	m := metrics.New()
 	services := driver.Services{}
-	var checks []driver.ReadyCheck
+	var checks []health.Check
 	g, ctx := errgroup.WithContext(ctx)
 	if opts.runsController() {
 		ctrl, err := newController(opts, e)
@@ -31,7 +34,7 @@ func serve(ctx context.Context, opts *Options, e env) error {
 			return err
 		}
 		services.Controller = ctrl
-		checks = append(checks, ctrl.Ready)
+		checks = append(checks, health.Check{Name: "aws_credentials", Fn: ctrl.Ready})
 		g.Go(func() error { initController(ctx, opts, e, ctrl, m); return nil })
 		if opts.DeleteAccessPointRootDir && !opts.runsNode() {
 			// Root-directory deletion runs mount.efs, which reads /etc/amazon/efs/efs-utils.conf: the image keeps
@@ -42,14 +45,16 @@ func serve(ctx context.Context, opts *Options, e env) error {
 		}
 	}
 	if opts.runsNode() {
-		node, ready, err := startNode(ctx, g, opts, e)
+		node, nodeChecks, err := startNode(ctx, g, opts, e)
 		if err != nil {
 			return err
 		}
 		services.Node = node
-		checks = append(checks, ready)
+		checks = append(checks, nodeChecks...)
 	}
-	services.Identity = driver.NewIdentity(version.Get().Version, services.Controller != nil, checks...)
+	// Probe is always ready while the process serves; dependencies show in metrics and the log instead.
+	services.Identity = driver.NewIdentity(version.Get().Version, services.Controller != nil)
+	g.Go(func() error { (&health.Monitor{Checks: checks, Observer: m}).Run(ctx); return nil })
 	srv := driver.NewServer(services, m)
 	l, err := driver.Listen(opts.Endpoint)
 	if err != nil {
@@ -76,15 +81,13 @@ func serve(ctx context.Context, opts *Options, e env) error {
 }
 
 func newController(opts *Options, e env) (*driver.Controller, error) {
-	tags, err := provision.ParseTags(opts.Tags)
-	if err != nil {
-		return nil, err
-	}
+	tags, _ := provision.ParseTags(opts.Tags) // malformed entries are skipped; run logs them
 	cfg := driver.ControllerConfig{
-		Provisioner: provision.New(provision.Config{Tags: tags, GIDs: provision.NewGIDAllocator(opts.GIDResyncPeriod, nil)}),
+		Provisioner: provision.New(provision.Config{Tags: tags, GIDs: gidalloc.New(opts.GIDResyncPeriod, nil)}),
 	}
 	if kube := kubeClient(); kube != nil {
-		cfg.Resolver = provision.KubeResolver{Client: kube}
+		cfg.Resolver = fsref.KubeResolver{Client: kube}
+		cfg.Events = events.Poster{Client: kube}
 	} else {
 		klog.InfoS("fileSystemIdConfigRef and fileSystemIdSecretRef are unavailable outside a cluster")
 	}
@@ -95,38 +98,27 @@ func newController(opts *Options, e env) (*driver.Controller, error) {
 }
 
 // initController resolves region and zone and builds the AWS clients, retrying until it works or ctx ends; the
-// controller answers Unavailable, and Probe says not ready, until then.
+// controller answers Unavailable, and the aws_credentials dependency is reported unhealthy, until then.
 func initController(ctx context.Context, opts *Options, e env, ctrl *driver.Controller, m *metrics.Metrics) {
-	for delay := time.Second; ; delay = min(2*delay, time.Minute) {
-		err := func() error {
-			imdsClient, err := cloud.NewIMDSClient(ctx, "")
-			if err != nil {
-				return err
-			}
-			md, err := cloud.ResolveMetadata(ctx, cloud.MetadataInput{Region: opts.Region, Zone: opts.AvailabilityZone, EnvRegion: e.region}, imdsClient)
-			if err != nil {
-				return err
-			}
-			p, err := cloud.NewProvider(ctx, cloud.Options{Region: md.Region, Observer: m,
-				Retry: cloud.RetryOptions{Adaptive: opts.AdaptiveRetryMode}})
-			if err != nil {
-				return err
-			}
-			ctrl.SetZoneID(md.ZoneID)
-			ctrl.SetClouds(p)
-			klog.InfoS("Controller ready to talk to AWS", "region", md.Region, "zone", md.Zone, "source", md.Source)
-			return nil
-		}()
-		if err == nil {
-			return
+	retryUntilDone(ctx, "Initialising the controller's AWS access", func() error {
+		imdsClient, err := cloud.NewIMDSClient(ctx, "")
+		if err != nil {
+			return err
 		}
-		klog.ErrorS(err, "Initialising the controller's AWS access; retrying", "retryIn", delay)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(delay):
+		md, err := cloud.ResolveMetadata(ctx, cloud.MetadataInput{Region: opts.Region, Zone: opts.AvailabilityZone, EnvRegion: e.region}, imdsClient)
+		if err != nil {
+			return err
 		}
-	}
+		p, err := cloud.NewProvider(ctx, cloud.Options{Region: md.Region, Observer: m,
+			Retry: cloud.RetryOptions{Adaptive: opts.AdaptiveRetryMode}})
+		if err != nil {
+			return err
+		}
+		ctrl.SetZoneID(md.ZoneID)
+		ctrl.SetClouds(p)
+		klog.InfoS("Controller ready to talk to AWS", "region", md.Region, "zone", md.Zone, "source", md.Source)
+		return nil
+	})
 }
 
 // kubeClient returns the in-cluster client, or nil outside a cluster (the Node fallback and taint removal are off).

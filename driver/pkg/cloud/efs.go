@@ -95,20 +95,36 @@ func (c *Cloud) DescribeAccessPoint(ctx context.Context, id string) (*AccessPoin
 // ListAccessPoints lists every access point of a file system, following NextToken.
 func (c *Cloud) ListAccessPoints(ctx context.Context, fileSystemID string) ([]AccessPoint, error) {
 	var aps []AccessPoint
-	in := &efs.DescribeAccessPointsInput{FileSystemId: aws.String(fileSystemID), MaxResults: aws.Int32(listPageSize)}
+	token := ""
 	for {
-		out, err := c.efs.DescribeAccessPoints(ctx, in, c.efsOpt("DescribeAccessPoints"))
+		page, next, err := c.ListAccessPointsPage(ctx, fileSystemID, token)
 		if err != nil {
-			return nil, classify("DescribeAccessPoints", fileSystemID, err)
+			return nil, err
 		}
-		for _, d := range out.AccessPoints {
-			aps = append(aps, fromDescription(d))
-		}
-		if out.NextToken == nil || *out.NextToken == "" {
+		aps = append(aps, page...)
+		if next == "" {
 			return aps, nil
 		}
-		in.NextToken = out.NextToken
+		token = next
 	}
+}
+
+// ListAccessPointsPage returns one page (up to 1,000) of a file system's access points: token "" for the first,
+// and the token of the next page, "" after the last.
+func (c *Cloud) ListAccessPointsPage(ctx context.Context, fileSystemID, token string) ([]AccessPoint, string, error) {
+	in := &efs.DescribeAccessPointsInput{FileSystemId: aws.String(fileSystemID), MaxResults: aws.Int32(listPageSize)}
+	if token != "" {
+		in.NextToken = aws.String(token)
+	}
+	out, err := c.efs.DescribeAccessPoints(ctx, in, c.efsOpt("DescribeAccessPoints"))
+	if err != nil {
+		return nil, "", classify("DescribeAccessPoints", fileSystemID, err)
+	}
+	aps := make([]AccessPoint, 0, len(out.AccessPoints))
+	for _, d := range out.AccessPoints {
+		aps = append(aps, fromDescription(d))
+	}
+	return aps, aws.ToString(out.NextToken), nil
 }
 
 // DescribeFileSystem describes one file system.
@@ -168,6 +184,11 @@ func fromDescription(d efstypes.AccessPointDescription) AccessPoint {
 		ClientToken: aws.ToString(d.ClientToken), RootDir: "/", State: string(d.LifeCycleState), Tags: map[string]string{}}
 	if d.RootDirectory != nil && aws.ToString(d.RootDirectory.Path) != "" {
 		ap.RootDir = aws.ToString(d.RootDirectory.Path)
+	}
+	if d.RootDirectory != nil && d.RootDirectory.CreationInfo != nil {
+		ci := d.RootDirectory.CreationInfo
+		ap.HasCreationInfo, ap.Permissions = true, aws.ToString(ci.Permissions)
+		ap.OwnerUID, ap.OwnerGID = uint32(aws.ToInt64(ci.OwnerUid)), uint32(aws.ToInt64(ci.OwnerGid))
 	}
 	if d.PosixUser != nil && d.PosixUser.Uid != nil && d.PosixUser.Gid != nil {
 		ap.HasPosixUser, ap.UID, ap.GID = true, uint32(*d.PosixUser.Uid), uint32(*d.PosixUser.Gid)

@@ -50,9 +50,13 @@ func sentinelFor(err error) error {
 	if errors.As(err, &apiErr) {
 		switch apiErr.ErrorCode() {
 		case "AccessDeniedException", "AccessDenied", "UnauthorizedOperation", "UnrecognizedClientException",
-			"InvalidClientTokenId", "ExpiredToken", "ExpiredTokenException":
+			"InvalidClientTokenId":
 			return ErrAccessDenied
-		case "BadRequest", "ValidationException", "IncorrectFileSystemLifeCycleState", "InvalidParameterValue":
+		case "ExpiredToken", "ExpiredTokenException", "RequestExpired",
+			// the file system is being created or changed: a later retry succeeds
+			"IncorrectFileSystemLifeCycleState", "IncorrectMountTargetState":
+			return ErrUnavailable
+		case "BadRequest", "ValidationException", "InvalidParameterValue":
 			return ErrBadRequest
 		}
 	}

@@ -3,6 +3,7 @@ package cloud
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
@@ -10,35 +11,38 @@ import (
 	"github.com/aws/smithy-go/middleware"
 )
 
-// Observer receives one report per AWS API operation (after all retries) and one per throttled attempt.
+// Observer receives one report per attempt of an AWS API call (retries are separate attempts), as upstream's
+// RecordRequestsMiddleware does: dashboards built on upstream's metrics keep their meaning.
 type Observer interface {
-	// ObserveAPICall reports a finished operation; code is "" on success, else the AWS error code.
+	// ObserveAPICall reports a finished attempt; service is "efs", "ec2" or "sts"; code is "" on success or a
+	// throttled attempt, else the AWS error code.
 	ObserveAPICall(service, operation string, d time.Duration, code string)
 	// ObserveThrottle reports one throttled attempt.
 	ObserveThrottle(service, operation string)
 }
 
-// addMetricsMiddleware returns the SDK APIOptions entry that reports to obs.
+// addMetricsMiddleware returns the SDK APIOptions entry that reports to obs. It sits at the end of the Finalize
+// step, after the retry middleware, so it sees every attempt.
 func addMetricsMiddleware(obs Observer, now func() time.Time) func(*middleware.Stack) error {
 	return func(stack *middleware.Stack) error {
-		op := middleware.InitializeMiddlewareFunc("EFSCSIOperationMetrics", func(ctx context.Context, in middleware.InitializeInput,
-			next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-			start := now()
-			out, md, err := next.HandleInitialize(ctx, in)
-			obs.ObserveAPICall(awsmiddleware.GetServiceID(ctx), awsmiddleware.GetOperationName(ctx), now().Sub(start), errorCode(err))
-			return out, md, err
-		})
 		attempt := middleware.FinalizeMiddlewareFunc("EFSCSIAttemptMetrics", func(ctx context.Context, in middleware.FinalizeInput,
 			next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+			start := now()
 			out, md, err := next.HandleFinalize(ctx, in)
-			if err != nil && isThrottle(err) {
-				obs.ObserveThrottle(awsmiddleware.GetServiceID(ctx), awsmiddleware.GetOperationName(ctx))
+			service, op := strings.ToLower(awsmiddleware.GetServiceID(ctx)), awsmiddleware.GetOperationName(ctx)
+			if op == "" {
+				op = "Unknown"
 			}
+			code := ""
+			switch {
+			case err != nil && isThrottle(err):
+				obs.ObserveThrottle(service, op)
+			case err != nil:
+				code = errorCode(err)
+			}
+			obs.ObserveAPICall(service, op, now().Sub(start), code)
 			return out, md, err
 		})
-		if err := stack.Initialize.Add(op, middleware.After); err != nil {
-			return err
-		}
 		return stack.Finalize.Add(attempt, middleware.After)
 	}
 }

@@ -95,7 +95,8 @@ func (p *Provider) ForRole(roleARN, externalID string) *Cloud {
 	cfg.Credentials = aws.NewCredentialsCache(creds)
 	c := p.newCloud(cfg, roleARN)
 	p.byRole[k] = c
-	klog.V(2).InfoS("Created cross-account AWS client", "roleARN", roleARN, "withExternalID", externalID != "")
+	// The role ARN comes from a Secret: it is not logged.
+	klog.V(2).InfoS("Created cross-account AWS client", "withExternalID", externalID != "")
 	return c
 }
 

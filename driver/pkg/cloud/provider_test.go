@@ -131,3 +131,26 @@ func TestResolveMetadata(t *testing.T) {
 		})
 	}
 }
+
+// TestTransientErrorsAreUnavailable: states that pass by themselves (a file system still being created, expired
+// temporary credentials about to be refreshed) are ErrUnavailable, so the provisioner retries instead of failing
+// the claim.
+func TestTransientErrorsAreUnavailable(t *testing.T) {
+	for _, tt := range []struct {
+		code string
+		want error
+	}{
+		{"IncorrectFileSystemLifeCycleState", ErrUnavailable},
+		{"IncorrectMountTargetState", ErrUnavailable},
+		{"ExpiredToken", ErrUnavailable},
+		{"ExpiredTokenException", ErrUnavailable},
+		{"ThrottlingException", ErrThrottled},
+		{"AccessDeniedException", ErrAccessDenied},
+		{"ValidationException", ErrBadRequest},
+	} {
+		err := classify("CreateAccessPoint", "fs-1", &smithy.GenericAPIError{Code: tt.code})
+		if !errors.Is(err, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.code, err, tt.want)
+		}
+	}
+}

@@ -50,8 +50,13 @@ type AccessPoint struct {
 	// HasPosixUser tells whether UID and GID are set.
 	HasPosixUser bool
 	UID, GID     uint32
-	Tags         map[string]string
-	State        string
+	// HasCreationInfo tells whether OwnerUID, OwnerGID and Permissions (of the root directory, when EFS creates
+	// it) are set.
+	HasCreationInfo    bool
+	OwnerUID, OwnerGID uint32
+	Permissions        string
+	Tags               map[string]string
+	State              string
 }
 
 // CreateAccessPointInput describes the access point to create. The POSIX user and the root directory's owner are

@@ -11,6 +11,7 @@ import (
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
 	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
+	"github.com/openshift/aws-efs-csi/driver/pkg/scparams"
 	"github.com/openshift/aws-efs-csi/driver/pkg/volume"
 )
 
@@ -29,7 +30,7 @@ type Clouds interface {
 
 // FileSystemIDResolver reads the file system ID a fileSystemIdConfigRef or fileSystemIdSecretRef points at.
 type FileSystemIDResolver interface {
-	Resolve(ctx context.Context, ref provision.ObjectRef, secret bool) (string, error)
+	Resolve(ctx context.Context, ref scparams.ObjectRef, secret bool) (string, error)
 }
 
 // ControllerConfig configures the controller service.
@@ -40,6 +41,13 @@ type ControllerConfig struct {
 	RootDir provision.RootDirDeleter
 	// Resolver reads fileSystemIdConfigRef/SecretRef; nil refuses them.
 	Resolver FileSystemIDResolver
+	// Events posts warnings on claims (unknown StorageClass parameters); nil only logs them.
+	Events ClaimWarner
+}
+
+// ClaimWarner posts a Warning Event on a PersistentVolumeClaim.
+type ClaimWarner interface {
+	WarnClaim(ctx context.Context, namespace, name, reason, message string) error
 }
 
 // Controller is the CSI controller service.
@@ -49,6 +57,7 @@ type Controller struct {
 	clouds   atomic.Pointer[cloudsBox]
 	zoneID   atomic.Pointer[string]
 	inflight *inFlight
+	warned   warnedOnce
 }
 
 type cloudsBox struct{ Clouds }
@@ -81,7 +90,7 @@ func (c *Controller) Ready(ctx context.Context) error {
 	return box.Ready(ctx)
 }
 
-func (c *Controller) cloudFor(ca provision.CrossAccount) (*cloud.Cloud, *cloud.Cloud, error) {
+func (c *Controller) cloudFor(ca scparams.CrossAccount) (*cloud.Cloud, *cloud.Cloud, error) {
 	box := c.clouds.Load()
 	if box == nil {
 		return nil, nil, errNotReady
@@ -95,7 +104,7 @@ func (c *Controller) cloudFor(ca provision.CrossAccount) (*cloud.Cloud, *cloud.C
 // CreateVolume creates an access point for a volume, or returns the one a previous call created.
 func (c *Controller) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, error) {
 	resp, err := c.createVolume(ctx, req)
-	return resp, toStatus(err)
+	return resp, toStatus(redactSecrets(err, req.GetSecrets()))
 }
 
 func (c *Controller) createVolume(ctx context.Context, req *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, error) {
@@ -105,11 +114,12 @@ func (c *Controller) createVolume(ctx context.Context, req *csi.CreateVolumeRequ
 	if err := checkCapabilities(req.GetVolumeCapabilities()); err != nil {
 		return nil, err
 	}
-	params, err := provision.ParseParams(req.GetParameters())
+	params, err := scparams.ParseParams(req.GetParameters())
 	if err != nil {
 		return nil, err
 	}
-	ca, err := provision.ParseSecrets(req.GetSecrets())
+	c.warnParams(ctx, params, req.GetParameters())
+	ca, err := scparams.ParseSecrets(req.GetSecrets())
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +138,7 @@ func (c *Controller) createVolume(ctx context.Context, req *csi.CreateVolumeRequ
 	}
 	capacity := req.GetCapacityRange().GetRequiredBytes()
 	vol, err := c.cfg.Provisioner.Create(ctx, efs, own, provision.CreateRequest{Name: req.GetName(), FileSystemID: fsID,
-		Params: params, Account: ca.Account(), CapacityBytes: capacity})
+		Params: params, Account: provision.AccountOf(ca), CapacityBytes: capacity})
 	if err != nil {
 		return nil, err
 	}
@@ -139,24 +149,28 @@ func (c *Controller) createVolume(ctx context.Context, req *csi.CreateVolumeRequ
 	return &csi.CreateVolumeResponse{Volume: out}, nil
 }
 
-func (c *Controller) fileSystemID(ctx context.Context, p provision.Params) (string, error) {
+func (c *Controller) fileSystemID(ctx context.Context, p scparams.Params) (string, error) {
 	if p.FileSystemID != "" {
 		return p.FileSystemID, nil
 	}
-	ref, secret, param := p.FileSystemIDConfigRef, false, provision.ParamFileSystemIDConfigRef
+	ref, secret, param := p.FileSystemIDConfigRef, false, scparams.ParamFileSystemIDConfigRef
 	if ref == nil {
-		ref, secret, param = p.FileSystemIDSecretRef, true, provision.ParamFileSystemIDSecretRef
+		ref, secret, param = p.FileSystemIDSecretRef, true, scparams.ParamFileSystemIDSecretRef
 	}
 	if c.cfg.Resolver == nil {
-		return "", fmt.Errorf("%w: %s needs the controller to read it from the cluster; use %s", errNoResolver, param, provision.ParamFileSystemID)
+		return "", fmt.Errorf("%w: %s needs the controller to read it from the cluster; use %s", errNoResolver, param, scparams.ParamFileSystemID)
 	}
 	id, err := c.cfg.Resolver.Resolve(ctx, *ref, secret)
 	if err != nil {
 		return "", fmt.Errorf("%s %s/%s/%s: %w", param, ref.Namespace, ref.Name, ref.Key, err)
 	}
 	if !volume.ValidFileSystemID(id) {
-		return "", fmt.Errorf("%w: %s %s/%s/%s holds %q: want fs-<8 to 40 hex digits>", provision.ErrInvalidParameter, param,
-			ref.Namespace, ref.Name, ref.Key, id)
+		shown := fmt.Sprintf("%q", id)
+		if secret {
+			shown = "a value that" // a Secret's value never reaches an error, event or log
+		}
+		return "", fmt.Errorf("%w: %s %s/%s/%s holds %s is not a file system ID: want fs-<8 to 40 hex digits>", scparams.ErrInvalidParameter, param,
+			ref.Namespace, ref.Name, ref.Key, shown)
 	}
 	return id, nil
 }
@@ -166,7 +180,7 @@ func (c *Controller) fileSystemID(ctx context.Context, p provision.Params) (stri
 func (c *Controller) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest) (*csi.DeleteVolumeResponse, error) {
 	err := c.deleteVolume(ctx, req)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, toStatus(redactSecrets(err, req.GetSecrets()))
 	}
 	return &csi.DeleteVolumeResponse{}, nil
 }
@@ -180,7 +194,7 @@ func (c *Controller) deleteVolume(ctx context.Context, req *csi.DeleteVolumeRequ
 		klog.V(2).InfoS("DeleteVolume of an ID that is not an EFS volume handle: nothing to delete", "volumeID", req.GetVolumeId(), "err", err)
 		return nil
 	}
-	ca, err := provision.ParseSecrets(req.GetSecrets())
+	ca, err := scparams.ParseSecrets(req.GetSecrets())
 	if err != nil {
 		return err
 	}
@@ -193,7 +207,7 @@ func (c *Controller) deleteVolume(ctx context.Context, req *csi.DeleteVolumeRequ
 	if err != nil {
 		return err
 	}
-	dr := provision.DeleteRequest{Handle: h, Account: ca.Account()}
+	dr := provision.DeleteRequest{Handle: h, Account: provision.AccountOf(ca)}
 	if c.cfg.RootDir != nil && h.AccessPointID != "" {
 		dr.RootDir = c.cfg.RootDir
 		if dr.MountOptions, err = provision.CleanupMountOptions(ctx, efs, dr.Account, h.FileSystemID, c.zone()); err != nil {
@@ -206,7 +220,7 @@ func (c *Controller) deleteVolume(ctx context.Context, req *csi.DeleteVolumeRequ
 // ValidateVolumeCapabilities confirms the capabilities of an existing volume.
 func (c *Controller) ValidateVolumeCapabilities(ctx context.Context, req *csi.ValidateVolumeCapabilitiesRequest) (*csi.ValidateVolumeCapabilitiesResponse, error) {
 	resp, err := c.validateVolumeCapabilities(ctx, req)
-	return resp, toStatus(err)
+	return resp, toStatus(redactSecrets(err, req.GetSecrets()))
 }
 
 func (c *Controller) validateVolumeCapabilities(ctx context.Context, req *csi.ValidateVolumeCapabilitiesRequest) (*csi.ValidateVolumeCapabilitiesResponse, error) {
@@ -221,7 +235,7 @@ func (c *Controller) validateVolumeCapabilities(ctx context.Context, req *csi.Va
 		return nil, fmt.Errorf("%w: %v", cloud.ErrAccessPointNotFound, err)
 	}
 	if h.AccessPointID != "" {
-		ca, err := provision.ParseSecrets(req.GetSecrets())
+		ca, err := scparams.ParseSecrets(req.GetSecrets())
 		if err != nil {
 			return nil, err
 		}

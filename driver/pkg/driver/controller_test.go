@@ -10,7 +10,9 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
 
+	"github.com/openshift/aws-efs-csi/driver/pkg/fsref"
 	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
+	"github.com/openshift/aws-efs-csi/driver/pkg/scparams"
 	"github.com/openshift/aws-efs-csi/driver/pkg/volume"
 	"github.com/openshift/aws-efs-csi/driver/test/fakeaws"
 )
@@ -36,7 +38,8 @@ func TestCreateVolumeDefaultsAndRetry(t *testing.T) {
 	if ap.PosixUser == nil || ap.PosixUser.Gid != 50000 || ap.PosixUser.Uid != 50000 || ap.ClientToken != "pvc-1" {
 		t.Errorf("access point %+v", ap)
 	}
-	if !strings.HasPrefix(ap.RootDirectory.Path, "/pv-x-") || ap.RootDirectory.CreationInfo.Permissions != "700" {
+	// Upstream's default directory: /<volume name>, no suffix.
+	if ap.RootDirectory.Path != "/pvc-1" || ap.RootDirectory.CreationInfo.Permissions != "700" {
 		t.Errorf("root directory %+v", ap.RootDirectory)
 	}
 	tags := map[string]string{}
@@ -77,13 +80,11 @@ func TestCreateVolumeInvalidParameters(t *testing.T) {
 		{"base path", e.params("basePath", "../x"), "basePath"},
 		{"pattern", e.params("subPathPattern", "${.PV.uid}"), "subPathPattern"},
 		{"root", e.params("subPathPattern", "/", "ensureUniqueDirectory", "false"), "subPathPattern"},
-		{"long", e.params("subPathPattern", strings.Repeat("x", 120)), "at most 100"},
-		{"unique", e.params("ensureUniqueDirectory", "2"), "ensureUniqueDirectory"},
+		{"long", e.params("basePath", strings.Repeat("x", 95)), "cannot be shortened to 100"},
 		{"reuse", e.params("reuseAccessPoint", "y"), "reuseAccessPoint"},
 		{"zone affinity", e.params("enforceZoneAffinity", "y"), "enforceZoneAffinity"},
 		{"tagging", e.params("enableTagging", "y"), "enableTagging"},
 		{"az", e.params("az", "A"), "az"},
-		{"unknown", e.params("foo", "bar"), `"foo"`},
 		{"no such fs", e.params("fileSystemId", "fs-00000000deadbeef"), "fs-00000000deadbeef"},
 	}
 	for _, tt := range tests {
@@ -217,9 +218,9 @@ func TestCreateVolumeOneZoneTopology(t *testing.T) {
 func TestReuseAccessPointTokens(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	reuse := func(ns, claim, format string) (*csi.Volume, error) {
-		p := e.params("reuseAccessPoint", "true", provision.ParamPVCNamespace, ns, provision.ParamPVCName, claim)
+		p := e.params("reuseAccessPoint", "true", scparams.ParamPVCNamespace, ns, scparams.ParamPVCName, claim)
 		if format != "" {
-			p[provision.ParamReuseTokenFormat] = format
+			p[scparams.ParamReuseTokenFormat] = format
 		}
 		return e.create(t, "pvc-"+ns+"-"+claim+format, p)
 	}
@@ -235,16 +236,16 @@ func TestReuseAccessPointTokens(t *testing.T) {
 		t.Fatal("equal claim names in two namespaces share an access point")
 	}
 	// Another cluster with the same claim finds the same access point (another volume name, same token).
-	p := e.params("reuseAccessPoint", "true", provision.ParamPVCNamespace, "team-a", provision.ParamPVCName, "data")
+	p := e.params("reuseAccessPoint", "true", scparams.ParamPVCNamespace, "team-a", scparams.ParamPVCName, "data")
 	again, err := e.create(t, "pvc-other-cluster", p)
 	if err != nil || again.GetVolumeId() != a.GetVolumeId() {
 		t.Fatalf("reuse = %v, %v; want %s", again.GetVolumeId(), err, a.GetVolumeId())
 	}
 	// An access point the upstream driver made (token sha256(claim name)) is found with the upstream format.
 	upstream := e.aws.AddAccessPoint(fakeaws.AccessPoint{FileSystemId: e.fsID,
-		ClientToken: provision.ClientToken(provision.Params{ReuseAccessPoint: true, ReuseTokenFormat: provision.TokenUpstream, PVCName: "legacy"}, "", ""),
+		ClientToken: scparams.ClientToken(scparams.Params{ReuseAccessPoint: true, ReuseTokenFormat: scparams.TokenUpstream, PVCName: "legacy"}, "", ""),
 		PosixUser:   &fakeaws.PosixUser{Uid: 50500, Gid: 50500}, RootDirectory: fakeaws.RootDirectory{Path: "/legacy-dir"}})
-	old, err := reuse("any", "legacy", provision.TokenUpstream)
+	old, err := reuse("any", "legacy", scparams.TokenUpstream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +258,7 @@ func TestCrossAccountClientsAreCachedPerRole(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	role := "arn:aws:iam::210987654321:role/efs-owner"
 	e.aws.AddRole(role, "ext-1")
-	secrets := map[string]string{provision.SecretRoleARN: role, provision.SecretExternalID: "ext-1"}
+	secrets := map[string]string{scparams.SecretRoleARN: role, scparams.SecretExternalID: "ext-1"}
 	for i := range 3 {
 		_, err := e.client.CreateVolume(t.Context(), &csi.CreateVolumeRequest{Name: fmt.Sprintf("pvc-%d", i), Parameters: e.params(),
 			VolumeCapabilities: mountRWX, Secrets: secrets})
@@ -274,7 +275,7 @@ func TestCrossAccountClientsAreCachedPerRole(t *testing.T) {
 		t.Errorf("CreateAccessPoint signed with %v, role keys %v", used, keys)
 	}
 	// A wrong external ID is another client, and AWS refuses it.
-	secrets[provision.SecretExternalID] = "wrong"
+	secrets[scparams.SecretExternalID] = "wrong"
 	_, err := e.client.CreateVolume(t.Context(), &csi.CreateVolumeRequest{Name: "pvc-x", Parameters: e.params(),
 		VolumeCapabilities: mountRWX, Secrets: secrets})
 	if err == nil {
@@ -306,6 +307,11 @@ func TestCrossAccountVolumeContext(t *testing.T) {
 	ctx = mk("pvc-2", map[string]string{"awsRoleArn": role}, "az", "us-east-1b")
 	if ctx["mounttargetip"] != ipOf["use1-az2"] {
 		t.Errorf("az us-east-1b: context %v, want IP %s", ctx, ipOf["use1-az2"])
+	}
+	// az may also name the zone by ID (the same in every account).
+	ctx = mk("pvc-2b", map[string]string{"awsRoleArn": role}, "az", "use1-az3")
+	if ctx["mounttargetip"] != ipOf["use1-az3"] {
+		t.Errorf("az use1-az3: context %v, want IP %s", ctx, ipOf["use1-az3"])
 	}
 	ctx = mk("pvc-3", map[string]string{"awsRoleArn": role})
 	c, err := volume.ParseContext(ctx)
@@ -339,13 +345,13 @@ func TestValidateVolumeCapabilities(t *testing.T) {
 }
 
 // refs is a FileSystemIDResolver over fixed objects, standing in for the Kubernetes API reads that
-// provision.InClusterResolver makes (tested there).
+// fsref.KubeResolver makes (tested there).
 type refs map[string]string
 
-func (r refs) Resolve(_ context.Context, ref provision.ObjectRef, secret bool) (string, error) {
+func (r refs) Resolve(_ context.Context, ref scparams.ObjectRef, secret bool) (string, error) {
 	v, ok := r[fmt.Sprint(secret, ref.Namespace, ref.Name, ref.Key)]
 	if !ok {
-		return "", fmt.Errorf("%w: %s/%s", provision.ErrRefNotFound, ref.Namespace, ref.Name)
+		return "", fmt.Errorf("%w: %s/%s", fsref.ErrRefNotFound, ref.Namespace, ref.Name)
 	}
 	return v, nil
 }
@@ -370,5 +376,8 @@ func TestCreateVolumeFileSystemIDRefs(t *testing.T) {
 	p = e.params("fileSystemIdSecretRef", "kube-system/efs/bad")
 	delete(p, "fileSystemId")
 	_, err = e.create(t, "pvc-3", p)
-	wantCode(t, err, codes.InvalidArgument, "fileSystemIdSecretRef", `"nope"`)
+	wantCode(t, err, codes.InvalidArgument, "fileSystemIdSecretRef", "not a file system ID")
+	if contains(err.Error(), "nope") {
+		t.Errorf("error shows the Secret's value: %v", err)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/rootdir"
+	"github.com/openshift/aws-efs-csi/driver/pkg/scparams"
 	"github.com/openshift/aws-efs-csi/driver/pkg/volume"
 	"github.com/openshift/aws-efs-csi/driver/test/fakeaws"
 )
@@ -126,8 +127,92 @@ func TestDeleteVolumeRootDir(t *testing.T) {
 	// An access point rooted at "/" (made behind the driver's back) is never emptied.
 	rootAP := e.aws.AddAccessPoint(fakeaws.AccessPoint{FileSystemId: e.fsID, PosixUser: &fakeaws.PosixUser{Uid: 1, Gid: 1}})
 	_, err = e.client.DeleteVolume(t.Context(), &csi.DeleteVolumeRequest{VolumeId: e.fsID + "::" + rootAP})
-	wantCode(t, err, codes.FailedPrecondition, "file system root")
+	wantCode(t, err, codes.FailedPrecondition, "kept", "file system root")
 	if _, err := os.Stat(filepath.Join(keepDir, "sub", "data")); err != nil {
 		t.Errorf("data under / deleted: %v", err)
+	}
+}
+
+// refuseDeleter fails the test if a root directory deletion is attempted.
+type refuseDeleter struct{ t *testing.T }
+
+func (r refuseDeleter) Delete(_ context.Context, tgt rootdir.Target) error {
+	r.t.Errorf("root directory %s of %s deleted although another access point uses it", tgt.RootDir, tgt.AccessPointID)
+	return nil
+}
+
+// TestDeleteVolumeRootDirSharedWithAnotherAccessPoint: with ensureUniqueDirectory=false and a pattern such as
+// ${.PVC.namespace}, volumes share a root directory, or one's root is inside another's. Deleting the directory
+// would delete the other volume's data: the access point is kept, nothing is removed, and FailedPrecondition names
+// the other access point. (Upstream deletes it.)
+func TestDeleteVolumeRootDirSharedWithAnotherAccessPoint(t *testing.T) {
+	e := newEnv(t, envOpts{rootDir: refuseDeleter{t}})
+	create := func(name, claim, pattern string) (string, string) {
+		vol, err := e.create(t, name, e.params("subPathPattern", pattern, "ensureUniqueDirectory", "false", scparams.ParamPVCName, claim))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, _ := volume.ParseHandle(vol.GetVolumeId())
+		return vol.GetVolumeId(), h.AccessPointID
+	}
+	a, _ := create("pvc-a", "a", "${.PVC.namespace}")
+	_, apB := create("pvc-b", "b", "${.PVC.namespace}")
+	c, apC := create("pvc-c", "c", "${.PVC.namespace}/${.PVC.name}")
+	for _, tt := range []struct {
+		volume, other, how string
+	}{
+		{a, apB, "same root directory"},
+		{c, "", "above it"}, // /ns/c is inside /ns, the root of a and b
+	} {
+		_, err := e.client.DeleteVolume(t.Context(), &csi.DeleteVolumeRequest{VolumeId: tt.volume})
+		wantCode(t, err, codes.FailedPrecondition, "kept", tt.other, tt.how)
+	}
+	if n := len(e.aws.AccessPoints(e.fsID)); n != 3 {
+		t.Fatalf("%d access points, want all 3 kept", n)
+	}
+	_ = apC
+}
+
+// blockingDeleter holds root-directory deletion until released.
+type blockingDeleter struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b blockingDeleter) Delete(ctx context.Context, _ rootdir.Target) error {
+	close(b.entered)
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// TestCreateAndDeleteOfOneAccessPointNeverOverlap: while DeleteVolume works on an access point, a CreateVolume that
+// finds the same access point (a reused claim) answers Aborted instead of handing out a volume that is being
+// deleted; once the delete is done, the retry creates a new access point. (Upstream: one lock per access point.)
+func TestCreateAndDeleteOfOneAccessPointNeverOverlap(t *testing.T) {
+	b := blockingDeleter{entered: make(chan struct{}), release: make(chan struct{})}
+	e := newEnv(t, envOpts{rootDir: b})
+	params := e.params("reuseAccessPoint", "true", scparams.ParamPVCName, "data")
+	vol, err := e.create(t, "pvc-1", params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.client.DeleteVolume(t.Context(), &csi.DeleteVolumeRequest{VolumeId: vol.GetVolumeId()})
+		done <- err
+	}()
+	<-b.entered
+	_, err = e.create(t, "pvc-2", params)
+	wantCode(t, err, codes.Aborted, "in progress")
+	close(b.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	again, err := e.create(t, "pvc-2", params)
+	if err != nil || again.GetVolumeId() == vol.GetVolumeId() {
+		t.Fatalf("create after the delete = %v, %v; want a new access point", again.GetVolumeId(), err)
 	}
 }

@@ -15,8 +15,10 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
+	"github.com/openshift/aws-efs-csi/driver/pkg/gidalloc"
 	"github.com/openshift/aws-efs-csi/driver/pkg/metrics"
 	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
+	"github.com/openshift/aws-efs-csi/driver/pkg/scparams"
 	"github.com/openshift/aws-efs-csi/driver/test/fakeaws"
 )
 
@@ -35,6 +37,8 @@ type envOpts struct {
 	tags     map[string]string
 	rootDir  provision.RootDirDeleter
 	notReady bool
+	events   ClaimWarner
+	resolver FileSystemIDResolver
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -52,8 +56,10 @@ func newEnv(t *testing.T, o envOpts) *env {
 		s.AddMountTarget(e.fsID, z.Name, "")
 	}
 	e.ctrl = NewController(ControllerConfig{
-		Provisioner: provision.New(provision.Config{Tags: o.tags, GIDs: provision.NewGIDAllocator(time.Minute, nil)}),
+		Provisioner: provision.New(provision.Config{Tags: o.tags, GIDs: gidalloc.New(time.Minute, nil)}),
 		RootDir:     o.rootDir,
+		Events:      o.events,
+		Resolver:    o.resolver,
 	})
 	if !o.notReady {
 		e.ctrl.SetClouds(newProvider(t, s, e.metrics))
@@ -63,7 +69,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewServer(Services{Identity: NewIdentity("v9.9.9", true, e.ctrl.Ready), Controller: e.ctrl}, e.metrics)
+	srv := NewServer(Services{Identity: NewIdentity("v9.9.9", true), Controller: e.ctrl}, e.metrics)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- Serve(ctx, srv, l) }()
@@ -97,7 +103,7 @@ var mountRWX = []*csi.VolumeCapability{{
 
 func (e *env) params(kv ...string) map[string]string {
 	m := map[string]string{"provisioningMode": "efs-ap", "fileSystemId": e.fsID, "directoryPerms": "700",
-		provision.ParamPVName: "pv-x", provision.ParamPVCName: "claim", provision.ParamPVCNamespace: "ns"}
+		scparams.ParamPVName: "pv-x", scparams.ParamPVCName: "claim", scparams.ParamPVCNamespace: "ns"}
 	for i := 0; i+1 < len(kv); i += 2 {
 		m[kv[i]] = kv[i+1]
 	}

@@ -5,27 +5,21 @@ import (
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/protobuf/types/known/wrapperspb"
-	"k8s.io/klog/v2"
 )
 
 // DriverName is the CSI plugin name.
 const DriverName = "efs.csi.aws.com"
-
-// ReadyCheck reports why a part of the driver cannot serve yet, or nil.
-type ReadyCheck func(ctx context.Context) error
 
 // Identity is the CSI identity service.
 type Identity struct {
 	csi.UnimplementedIdentityServer
 	version    string
 	controller bool
-	checks     []ReadyCheck
 }
 
-// NewIdentity returns the identity service; controller says whether the controller service is served, checks
-// decide Probe.
-func NewIdentity(version string, controller bool, checks ...ReadyCheck) *Identity {
-	return &Identity{version: version, controller: controller, checks: checks}
+// NewIdentity returns the identity service; controller says whether the controller service is served.
+func NewIdentity(version string, controller bool) *Identity {
+	return &Identity{version: version, controller: controller}
 }
 
 // GetPluginInfo returns efs.csi.aws.com and the driver version.
@@ -45,13 +39,10 @@ func (i *Identity) GetPluginCapabilities(context.Context, *csi.GetPluginCapabili
 	return &csi.GetPluginCapabilitiesResponse{Capabilities: caps}, nil
 }
 
-// Probe runs the readiness checks: ready only when all pass.
-func (i *Identity) Probe(ctx context.Context, _ *csi.ProbeRequest) (*csi.ProbeResponse, error) {
-	for _, check := range i.checks {
-		if err := check(ctx); err != nil {
-			klog.V(2).InfoS("Probe: not ready", "reason", err.Error())
-			return &csi.ProbeResponse{Ready: wrapperspb.Bool(false)}, nil
-		}
-	}
+// Probe answers ready whenever the process serves gRPC, as upstream's does. The livenessprobe sidecar turns
+// not-ready into a container restart, and a restart of the node plugin kills every TLS relay on the node, so
+// degraded dependencies (AWS credentials, the efs-utils watchdog, the node's identity) are reported by package
+// health in metrics and the log, and by the RPCs that need them as errors, never here.
+func (i *Identity) Probe(context.Context, *csi.ProbeRequest) (*csi.ProbeResponse, error) {
 	return &csi.ProbeResponse{Ready: wrapperspb.Bool(true)}, nil
 }

@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/mount"
@@ -81,7 +79,7 @@ func (n *Node) Ready(context.Context) error {
 
 // NodePublishVolume mounts the volume at the target path; see package mount for the rules.
 func (n *Node) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolumeRequest) (*csi.NodePublishVolumeResponse, error) {
-	return &csi.NodePublishVolumeResponse{}, nodeStatus(n.publish(ctx, req))
+	return &csi.NodePublishVolumeResponse{}, toStatus(n.publish(ctx, req))
 }
 
 func (n *Node) publish(ctx context.Context, req *csi.NodePublishVolumeRequest) error {
@@ -151,7 +149,7 @@ func checkTarget(target string) error {
 
 // NodeUnpublishVolume unmounts the target path and removes it; a target that is not mounted (or missing) is OK.
 func (n *Node) NodeUnpublishVolume(ctx context.Context, req *csi.NodeUnpublishVolumeRequest) (*csi.NodeUnpublishVolumeResponse, error) {
-	return &csi.NodeUnpublishVolumeResponse{}, nodeStatus(n.unpublish(ctx, req))
+	return &csi.NodeUnpublishVolumeResponse{}, toStatus(n.unpublish(ctx, req))
 }
 
 func (n *Node) unpublish(ctx context.Context, req *csi.NodeUnpublishVolumeRequest) error {
@@ -170,7 +168,7 @@ func (n *Node) unpublish(ctx context.Context, req *csi.NodeUnpublishVolumeReques
 		return err
 	}
 	if n.cfg.Stats != nil {
-		n.cfg.Stats.Forget(req.GetVolumeId())
+		n.cfg.Stats.Forget(req.GetVolumeId(), req.GetTargetPath())
 	}
 	return nil
 }
@@ -192,7 +190,7 @@ func (n *Node) NodeGetCapabilities(context.Context, *csi.NodeGetCapabilitiesRequ
 func (n *Node) NodeGetInfo(context.Context, *csi.NodeGetInfoRequest) (*csi.NodeGetInfoResponse, error) {
 	info := n.info.Load()
 	if info == nil {
-		return nil, nodeStatus(errNodeUnknown)
+		return nil, toStatus(errNodeUnknown)
 	}
 	resp := &csi.NodeGetInfoResponse{NodeId: info.InstanceID, MaxVolumesPerNode: n.cfg.MaxVolumesPerNode}
 	if info.Zone != "" {
@@ -204,7 +202,7 @@ func (n *Node) NodeGetInfo(context.Context, *csi.NodeGetInfoRequest) (*csi.NodeG
 // NodeGetVolumeStats returns the cached usage of a volume (UNKNOWN until the first background walk finished).
 func (n *Node) NodeGetVolumeStats(_ context.Context, req *csi.NodeGetVolumeStatsRequest) (*csi.NodeGetVolumeStatsResponse, error) {
 	resp, err := n.volumeStats(req)
-	return resp, nodeStatus(err)
+	return resp, toStatus(err)
 }
 
 func (n *Node) volumeStats(req *csi.NodeGetVolumeStatsRequest) (*csi.NodeGetVolumeStatsResponse, error) {
@@ -236,37 +234,4 @@ func (n *Node) volumeStats(req *csi.NodeGetVolumeStatsRequest) (*csi.NodeGetVolu
 		{Unit: csi.VolumeUsage_BYTES, Total: u.BytesTotal, Available: u.BytesAvailable, Used: u.BytesUsed},
 		{Unit: csi.VolumeUsage_INODES, Total: u.InodesTotal, Available: u.InodesFree, Used: u.InodesUsed},
 	}}, nil
-}
-
-// nodeCodeFor maps node-side domain errors to gRPC codes: the node service's one mapping function.
-func nodeCodeFor(err error) codes.Code {
-	switch {
-	case errors.Is(err, errInvalidRequest), errors.Is(err, mount.ErrInvalidOption),
-		errors.Is(err, volume.ErrInvalidHandle), errors.Is(err, volume.ErrInvalidContext):
-		return codes.InvalidArgument
-	case errors.Is(err, mount.ErrAlreadyPublished):
-		return codes.AlreadyExists
-	case errors.Is(err, mount.ErrSingleWriter):
-		return codes.FailedPrecondition
-	case errors.Is(err, errPathNotFound):
-		return codes.NotFound
-	case errors.Is(err, errTooManyMounts), errors.Is(err, ErrInFlight):
-		return codes.Aborted
-	case errors.Is(err, errNodeUnknown):
-		return codes.Unavailable
-	case errors.Is(err, errStatsOff):
-		return codes.Unimplemented
-	case errors.Is(err, context.DeadlineExceeded):
-		return codes.DeadlineExceeded
-	case errors.Is(err, context.Canceled):
-		return codes.Canceled
-	}
-	return codes.Internal
-}
-
-func nodeStatus(err error) error {
-	if err == nil {
-		return nil
-	}
-	return status.Error(nodeCodeFor(err), err.Error())
 }

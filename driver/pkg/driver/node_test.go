@@ -71,7 +71,7 @@ func TestNodePublishErrors(t *testing.T) {
 		{name: "access mode unknown", volumeID: nodeFS, target: "t", cap: mountCap(csi.VolumeCapability_AccessMode_UNKNOWN), code: codes.InvalidArgument, msg: "access mode UNKNOWN"},
 		{name: "bad handle", volumeID: "fs-xyz", target: "t", cap: mountCap(rwx), code: codes.InvalidArgument, msg: `file system ID "fs-xyz"`},
 		{name: "bad access point in handle", volumeID: nodeFS + "::ap-1", target: "t", cap: mountCap(rwx), code: codes.InvalidArgument, msg: `access point ID "ap-1"`},
-		{name: "unknown attribute", volumeID: nodeFS, target: "t", cap: mountCap(rwx), ctx: map[string]string{"path": "/x"}, code: codes.InvalidArgument, msg: `unknown volume attribute "path"`},
+		{name: "unknown attribute", volumeID: nodeFS, target: "t", cap: mountCap(rwx), ctx: map[string]string{"subpath": "/x"}, code: codes.InvalidArgument, msg: `unknown volume attribute "subpath"`},
 		{name: "bad encryptInTransit", volumeID: nodeFS, target: "t", cap: mountCap(rwx), ctx: map[string]string{"encryptInTransit": "yes please"}, code: codes.InvalidArgument, msg: `encryptInTransit "yes please"`},
 		{name: "bad mounttargetip", volumeID: nodeFS, target: "t", cap: mountCap(rwx), ctx: map[string]string{"mounttargetip": "1.2.3"}, code: codes.InvalidArgument, msg: "mounttargetip"},
 		{name: "bad mounttargetipmap", volumeID: nodeFS, target: "t", cap: mountCap(rwx), ctx: map[string]string{"mounttargetipmap": "{"}, code: codes.InvalidArgument, msg: "mounttargetipmap"},

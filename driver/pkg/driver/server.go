@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
@@ -66,31 +67,51 @@ func interceptor(obs RPCObserver, now func() time.Time) grpc.UnaryServerIntercep
 	}
 }
 
-// SocketPath returns the socket file of a CSI endpoint. Both spellings of a unix URL are accepted:
+// SocketPath returns the socket file of a unix CSI endpoint. Both spellings of a unix URL are accepted:
 // unix:///absolute/path and unix:/absolute/path (the form the upstream manifests and the OpenShift operator use).
 func SocketPath(endpoint string) (string, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil || u.Scheme != "unix" || u.Host != "" || u.Path == "" || !filepath.IsAbs(u.Path) {
-		return "", fmt.Errorf("endpoint %q: want unix:///absolute/path/to/csi.sock or unix:/absolute/path/to/csi.sock", endpoint)
+		return "", fmt.Errorf("endpoint %q: want unix:///absolute/path/to/csi.sock, unix:/absolute/path/to/csi.sock or tcp://host:port", endpoint)
 	}
 	return u.Path, nil
 }
 
-// Listen opens the unix socket of endpoint (see SocketPath), removing a stale socket file first.
-func Listen(endpoint string) (net.Listener, error) {
+// ParseEndpoint returns the network ("unix" or "tcp") and address of a CSI endpoint: a unix URL (see SocketPath)
+// or tcp://host:port, which upstream also accepts.
+func ParseEndpoint(endpoint string) (network, address string, err error) {
+	if rest, ok := strings.CutPrefix(endpoint, "tcp://"); ok {
+		if _, _, err := net.SplitHostPort(rest); err != nil || strings.Contains(rest, "/") {
+			return "", "", fmt.Errorf("endpoint %q: want tcp://host:port, such as tcp://127.0.0.1:10000", endpoint)
+		}
+		return "tcp", rest, nil
+	}
 	path, err := SocketPath(endpoint)
+	return "unix", path, err
+}
+
+// Listen opens endpoint (see ParseEndpoint); for a unix socket it removes a stale socket file first.
+func Listen(endpoint string) (net.Listener, error) {
+	network, addr, err := ParseEndpoint(endpoint)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("remove stale socket %s: %w", path, err)
+	if network == "tcp" {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("listen on %s: %w", endpoint, err)
+		}
+		return l, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+	if err := os.Remove(addr); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("remove stale socket %s: %w", addr, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(addr), 0o750); err != nil {
 		return nil, fmt.Errorf("create socket directory: %w", err)
 	}
-	l, err := net.Listen("unix", path)
+	l, err := net.Listen("unix", addr)
 	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", path, err)
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	return l, nil
 }

@@ -22,21 +22,22 @@ type Metrics struct {
 	apiThrottles *prometheus.CounterVec
 	rpcDuration  *prometheus.HistogramVec
 	rpcErrors    *prometheus.CounterVec
+	dependencies *prometheus.GaugeVec
 }
 
 // New creates the metrics and registers them, with the Go and process collectors, on a new registry.
 func New() *Metrics {
 	m := &Metrics{
 		registry: prometheus.NewRegistry(),
+		// Upstream's names, labels, help and buckets (pkg/metrics): one observation per attempt.
 		apiDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "aws_efs_csi_api_request_duration_seconds", Help: "AWS API operation latency, retries included.",
-			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+			Name: "aws_efs_csi_api_request_duration_seconds", Help: "AWS SDK API request duration by request type in seconds",
 		}, []string{"service", "request"}),
 		apiErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "aws_efs_csi_api_request_errors_total", Help: "AWS API operations that failed after all retries, by error code.",
+			Name: "aws_efs_csi_api_request_errors_total", Help: "Total number of AWS SDK API errors by error code and request type",
 		}, []string{"service", "request", "code"}),
 		apiThrottles: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "aws_efs_csi_api_request_throttles_total", Help: "AWS API attempts that were throttled.",
+			Name: "aws_efs_csi_api_request_throttles_total", Help: "Total number of throttled AWS SDK API requests per request type",
 		}, []string{"service", "request"}),
 		rpcDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "aws_efs_csi_rpc_duration_seconds", Help: "CSI RPC latency by method and gRPC code.",
@@ -46,15 +47,23 @@ func New() *Metrics {
 			Name: "aws_efs_csi_rpc_errors_total", Help: "CSI RPCs that returned an error, by method and gRPC code.",
 		}, []string{"method", "code"}),
 	}
-	m.registry.MustRegister(m.apiDuration, m.apiErrors, m.apiThrottles, m.rpcDuration, m.rpcErrors,
+	m.dependencies = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "aws_efs_csi_dependency_healthy",
+		Help: "1 when a dependency of the driver (aws_credentials, efs_utils_watchdog, node_identity, aws_clients) passed its last check, 0 when not. Liveness never reflects these: see docs/driver/health.md.",
+	}, []string{"dependency"})
+	m.registry.MustRegister(m.apiDuration, m.apiErrors, m.apiThrottles, m.rpcDuration, m.rpcErrors, m.dependencies,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Upstream pre-registers the EFS operations, so their series exist before the first call.
+	for _, op := range []string{"CreateAccessPoint", "DeleteAccessPoint", "DescribeAccessPoints", "DescribeFileSystems", "DescribeMountTargets"} {
+		m.apiDuration.WithLabelValues("efs", op)
+	}
 	return m
 }
 
 // Registry returns the registry (for tests and extra collectors).
 func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
 
-// ObserveAPICall records one AWS API operation; code is "" on success.
+// ObserveAPICall records one AWS API attempt; code is "" on success or throttling.
 func (m *Metrics) ObserveAPICall(service, operation string, d time.Duration, code string) {
 	m.apiDuration.WithLabelValues(service, operation).Observe(d.Seconds())
 	if code != "" {
@@ -62,7 +71,7 @@ func (m *Metrics) ObserveAPICall(service, operation string, d time.Duration, cod
 	}
 }
 
-// ObserveThrottle records one throttled AWS API attempt.
+// ObserveThrottle records one throttled AWS API attempt (counted here, not as an error, as upstream does).
 func (m *Metrics) ObserveThrottle(service, operation string) {
 	m.apiThrottles.WithLabelValues(service, operation).Inc()
 }
@@ -73,6 +82,15 @@ func (m *Metrics) ObserveRPC(method, code string, d time.Duration) {
 	if code != "OK" {
 		m.rpcErrors.WithLabelValues(method, code).Inc()
 	}
+}
+
+// SetDependencyHealthy records the latest check of a dependency (package health).
+func (m *Metrics) SetDependencyHealthy(dependency string, healthy bool) {
+	v := 0.0
+	if healthy {
+		v = 1
+	}
+	m.dependencies.WithLabelValues(dependency).Set(v)
 }
 
 // Handler serves the registry in the Prometheus exposition format.

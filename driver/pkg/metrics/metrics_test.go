@@ -11,9 +11,9 @@ import (
 
 func TestServeExposesDriverMetrics(t *testing.T) {
 	m := New()
-	m.ObserveAPICall("EFS", "CreateAccessPoint", 20*time.Millisecond, "")
-	m.ObserveAPICall("EFS", "CreateAccessPoint", time.Second, "AccessPointLimitExceeded")
-	m.ObserveThrottle("EFS", "DescribeAccessPoints")
+	m.ObserveAPICall("efs", "CreateAccessPoint", 20*time.Millisecond, "")
+	m.ObserveAPICall("efs", "CreateAccessPoint", time.Second, "AccessPointLimitExceeded")
+	m.ObserveThrottle("efs", "DescribeAccessPoints")
 	m.ObserveRPC("/csi.v1.Controller/CreateVolume", "OK", time.Millisecond)
 	m.ObserveRPC("/csi.v1.Controller/CreateVolume", "ResourceExhausted", time.Millisecond)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -29,12 +29,14 @@ func TestServeExposesDriverMetrics(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	for _, want := range []string{
-		`aws_efs_csi_api_request_duration_seconds_count{request="CreateAccessPoint",service="EFS"} 2`,
-		`aws_efs_csi_api_request_errors_total{code="AccessPointLimitExceeded",request="CreateAccessPoint",service="EFS"} 1`,
-		`aws_efs_csi_api_request_throttles_total{request="DescribeAccessPoints",service="EFS"} 1`,
+		`aws_efs_csi_api_request_duration_seconds_count{request="CreateAccessPoint",service="efs"} 2`,
+		`aws_efs_csi_api_request_errors_total{code="AccessPointLimitExceeded",request="CreateAccessPoint",service="efs"} 1`,
+		`aws_efs_csi_api_request_throttles_total{request="DescribeAccessPoints",service="efs"} 1`,
 		`aws_efs_csi_rpc_duration_seconds_count{code="OK",method="/csi.v1.Controller/CreateVolume"} 1`,
 		`aws_efs_csi_rpc_errors_total{code="ResourceExhausted",method="/csi.v1.Controller/CreateVolume"} 1`,
 		`go_goroutines`,
+		// pre-registered as upstream does, before any call
+		`aws_efs_csi_api_request_duration_seconds_count{request="DescribeMountTargets",service="efs"} 0`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("metrics output lacks %s", want)

@@ -125,7 +125,16 @@ func Compose(r Request) (Spec, error) {
 	if slices.ContainsFunc(user, func(o option) bool { return o.key == "ro" }) {
 		opts = append(opts, "ro")
 	}
-	return Spec{Source: r.Handle.MountSource(), FSType: FSType, Options: opts}, nil
+	h := r.Handle
+	if r.Context.Path != "" {
+		// v2.x PVs name the sub-directory in the path attribute; the handle's path wins, as in v2.x.
+		klog.InfoS("Volume attribute path is deprecated (removed upstream in v3.0.0): put the path in the volume handle (fs-…:/path)",
+			"volumeID", h.String(), "path", r.Context.Path)
+		if h.Path == "" {
+			h.Path = r.Context.Path
+		}
+	}
+	return Spec{Source: h.MountSource(), FSType: FSType, Options: opts}, nil
 }
 
 // parseFlags splits, lower-cases and de-duplicates mount options, drops awscredsuri and refuses conflicts.
@@ -238,18 +247,22 @@ func mountTargetIP(r Request, opt *option) (string, error) {
 	return ip, nil
 }
 
+// pickFromMap takes the node's entry of a mounttargetipmap: by zone ID, else by zone name (maps written by older
+// controllers), else the first zone in sorted order.
 func pickFromMap(m map[string]string, n Node) string {
-	for _, zone := range []string{n.ZoneID, n.Zone} {
-		if ip, ok := m[zone]; ok && zone != "" {
-			return ip
-		}
-	}
 	zones := make([]string, 0, len(m))
 	for z := range m {
 		zones = append(zones, z)
 	}
 	sort.Strings(zones)
-	klog.InfoS("No mount target in the node's zone; using another zone's (cross-zone traffic)",
-		"zone", n.Zone, "zoneID", n.ZoneID, "usedZone", zones[0])
-	return m[zones[0]]
+	cands := make([]volume.MountTargetChoice, len(zones))
+	for i, z := range zones {
+		cands[i] = volume.MountTargetChoice{Zones: []string{z}, IP: m[z]}
+	}
+	ip, inZone, _ := volume.PickMountTarget(cands, n.ZoneID, n.Zone)
+	if !inZone {
+		klog.InfoS("No mount target in the node's zone; using another zone's (cross-zone traffic)",
+			"zone", n.Zone, "zoneID", n.ZoneID, "usedZone", zones[0])
+	}
+	return ip
 }

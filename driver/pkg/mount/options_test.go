@@ -108,6 +108,21 @@ func compose(handle string, attrs map[string]string, flags []string, ro bool, n 
 	return Compose(Request{Handle: h, Context: c, MountFlags: flags, ReadOnly: ro, Node: n})
 }
 
+// TestComposeLegacyPathAttribute: v2.x PVs with the path volume attribute mount that directory, unless the handle
+// names one (the handle wins, as in v2.x's node.go); with an access point the path is relative to its root.
+func TestComposeLegacyPathAttribute(t *testing.T) {
+	for _, tt := range []struct{ handle, path, want string }{
+		{fsID, "/data", fsID + ":/data"},
+		{fsID + ":/from-handle", "/data", fsID + ":/from-handle"},
+		{fsID + "::" + apID, "/sub", fsID + ":/sub"},
+	} {
+		spec, err := compose(tt.handle, map[string]string{"path": tt.path}, nil, false, Node{})
+		if err != nil || spec.Source != tt.want {
+			t.Errorf("%s with path %s: source %q, %v; want %q", tt.handle, tt.path, spec.Source, err, tt.want)
+		}
+	}
+}
+
 func TestComposeSource(t *testing.T) {
 	for handle, want := range map[string]string{
 		fsID: fsID + ":/", fsID + ":/a/b": fsID + ":/a/b", "efs:" + fsID + ":/x:" + apID: fsID + ":/x",

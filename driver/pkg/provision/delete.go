@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"k8s.io/klog/v2"
 
@@ -14,6 +15,10 @@ import (
 
 // ErrWrongFileSystem is wrapped when a volume handle names an access point of another file system.
 var ErrWrongFileSystem = errors.New("access point belongs to another file system")
+
+// ErrSharedRootDir is wrapped when an access point's root directory is also used by another access point (the same
+// directory, one inside it, or one containing it): deleting it would delete another volume's data.
+var ErrSharedRootDir = errors.New("root directory is shared with another access point")
 
 // RootDirDeleter removes an access point's root directory (--delete-access-point-root-dir).
 type RootDirDeleter interface {
@@ -38,6 +43,11 @@ func (p *Provisioner) Delete(ctx context.Context, c EFS, req DeleteRequest) erro
 		klog.V(4).InfoS("Volume has no access point; nothing to delete", "volumeID", h.String())
 		return nil
 	}
+	unlock, err := p.locks.tryLock(h.AccessPointID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	key := req.Account.Key + "|" + h.FileSystemID
 	var (
 		forget bool
@@ -55,6 +65,12 @@ func (p *Provisioner) Delete(ctx context.Context, c EFS, req DeleteRequest) erro
 			return fmt.Errorf("%w: volume %s names file system %s, access point %s is on %s; refusing to delete anything",
 				ErrWrongFileSystem, h.String(), h.FileSystemID, ap.ID, ap.FileSystemID)
 		}
+		if err := rootdir.CheckRootDir(ap.RootDir); err != nil {
+			return fmt.Errorf("access point %s kept: %w", ap.ID, err)
+		}
+		if err := checkNotShared(ctx, c, ap); err != nil {
+			return err
+		}
 		if err := req.RootDir.Delete(ctx, rootdir.Target{FileSystemID: h.FileSystemID, AccessPointID: ap.ID,
 			RootDir: ap.RootDir, MountOptions: req.MountOptions}); err != nil {
 			return fmt.Errorf("access point %s kept: %w", ap.ID, err)
@@ -62,7 +78,7 @@ func (p *Provisioner) Delete(ctx context.Context, c EFS, req DeleteRequest) erro
 		forget = ap.HasPosixUser
 		gid = ap.GID
 	}
-	err := c.DeleteAccessPoint(ctx, h.AccessPointID)
+	err = c.DeleteAccessPoint(ctx, h.AccessPointID)
 	if err != nil && !errors.Is(err, cloud.ErrAccessPointNotFound) {
 		return err
 	}
@@ -71,4 +87,42 @@ func (p *Provisioner) Delete(ctx context.Context, c EFS, req DeleteRequest) erro
 	}
 	klog.V(2).InfoS("Deleted access point", "accessPointID", h.AccessPointID, "fileSystemID", h.FileSystemID)
 	return nil
+}
+
+// checkNotShared refuses to delete ap's root directory when any other access point of the file system has the
+// same root, a root inside it, or a root that contains it (with ensureUniqueDirectory=false and a pattern such
+// as ${.PVC.namespace}, volumes share directories; a static access point rooted at "/" contains every
+// directory). The access point is kept; the message names the other one so the administrator can decide.
+func checkNotShared(ctx context.Context, c EFS, ap *cloud.AccessPoint) error {
+	aps, err := c.ListAccessPoints(ctx, ap.FileSystemID)
+	if err != nil {
+		return fmt.Errorf("list access points of %s to check that root directory %s is not shared: %w", ap.FileSystemID, ap.RootDir, err)
+	}
+	for _, other := range aps {
+		if other.ID == ap.ID {
+			continue
+		}
+		var how string
+		switch {
+		case other.RootDir == ap.RootDir:
+			how = "has the same root directory"
+		case within(other.RootDir, ap.RootDir):
+			how = "has its root directory " + other.RootDir + " inside it"
+		case within(ap.RootDir, other.RootDir):
+			how = "has its root directory " + other.RootDir + " above it"
+		default:
+			continue
+		}
+		return fmt.Errorf("%w: access point %s kept and root directory %s of file system %s not deleted: access point %s %s; delete the data by hand once no volume needs it",
+			ErrSharedRootDir, ap.ID, ap.RootDir, ap.FileSystemID, other.ID, how)
+	}
+	return nil
+}
+
+// within reports whether dir is strictly below parent (both absolute and clean).
+func within(dir, parent string) bool {
+	if parent == "/" {
+		return dir != "/"
+	}
+	return strings.HasPrefix(dir, parent+"/")
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
+	"github.com/openshift/aws-efs-csi/driver/pkg/scparams"
 	"github.com/openshift/aws-efs-csi/driver/pkg/volume"
 )
 
@@ -107,7 +108,16 @@ func (p *Provisioner) mountContext(ctx context.Context, c EFS, own Zones, req Cr
 		return volume.Context{}, fmt.Errorf("%w: file system %s has no available mount target", ErrNoMountTarget, req.FileSystemID)
 	}
 	if az := req.Params.AZ; az != "" {
-		return pickByZone(usable, az, idByName[az], req.FileSystemID), nil
+		azID := idByName[az]
+		if scparams.IsZoneID(az) {
+			azID = az // az may name the zone by ID, which is the same in every account
+		}
+		ip, inZone, _ := volume.PickMountTarget(choices(usable), azID)
+		if !inZone {
+			klog.InfoS("No mount target in the zone of the az parameter; using another zone's", "az", az, "azID", azID,
+				"fileSystemID", req.FileSystemID, "mountTargetZoneID", usable[0].AvailabilityZoneID)
+		}
+		return volume.Context{MountTargetIP: ip}, nil
 	}
 	ips := map[string]string{}
 	for _, mt := range usable {
@@ -119,17 +129,13 @@ func (p *Provisioner) mountContext(ctx context.Context, c EFS, own Zones, req Cr
 	return volume.Context{MountTargetIPs: ips}, nil
 }
 
-// pickByZone returns the mount target in the zone the az parameter names (matched by zone ID), else the first
-// available one in zone-ID order, so that the choice is stable.
-func pickByZone(usable []cloud.MountTarget, az, azID, fsID string) volume.Context {
-	for _, mt := range usable {
-		if azID != "" && mt.AvailabilityZoneID == azID {
-			return volume.Context{MountTargetIP: mt.IPAddress}
-		}
+// choices lists mount targets for volume.PickMountTarget, each known by its zone ID (the same in every account).
+func choices(mts []cloud.MountTarget) []volume.MountTargetChoice {
+	out := make([]volume.MountTargetChoice, len(mts))
+	for i, mt := range mts {
+		out[i] = volume.MountTargetChoice{Zones: []string{mt.AvailabilityZoneID}, IP: mt.IPAddress}
 	}
-	klog.InfoS("No mount target in the zone of the az parameter; using another zone's", "az", az, "azID", azID,
-		"fileSystemID", fsID, "mountTargetZoneID", usable[0].AvailabilityZoneID)
-	return volume.Context{MountTargetIP: usable[0].IPAddress}
+	return out
 }
 
 // CleanupMountOptions are the efs mount options the controller uses to mount a file system root for
@@ -147,20 +153,15 @@ func CleanupMountOptions(ctx context.Context, c EFS, acct Account, fileSystemID,
 	if err != nil {
 		return nil, err
 	}
-	var pick *cloud.MountTarget
-	for i := range mts {
-		if mts[i].State != "available" || mts[i].IPAddress == "" {
-			continue
-		}
-		if pick == nil || mts[i].AvailabilityZoneID == zoneID {
-			pick = &mts[i]
-		}
-		if mts[i].AvailabilityZoneID == zoneID {
-			break
+	var usable []cloud.MountTarget
+	for _, mt := range mts {
+		if mt.State == "available" && mt.IPAddress != "" {
+			usable = append(usable, mt)
 		}
 	}
-	if pick == nil {
+	ip, _, ok := volume.PickMountTarget(choices(usable), zoneID)
+	if !ok {
 		return nil, fmt.Errorf("%w: file system %s has no available mount target", ErrNoMountTarget, fileSystemID)
 	}
-	return append(opts, "mounttargetip="+pick.IPAddress), nil
+	return append(opts, "mounttargetip="+ip), nil
 }

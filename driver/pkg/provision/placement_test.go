@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
+	"github.com/openshift/aws-efs-csi/driver/pkg/gidalloc"
+	"github.com/openshift/aws-efs-csi/driver/pkg/scparams"
 )
 
 // ownerAccount is the file system owner's view in a cross-account setup. AZ names are per account: the owner's
@@ -39,11 +41,11 @@ var (
 )
 
 func TestMountTargetChoiceIsKeyedByZoneID(t *testing.T) {
-	p := New(Config{GIDs: NewGIDAllocator(0, nil)})
+	p := New(Config{GIDs: gidalloc.New(0, nil)})
 	acct := Account{Key: "arn:aws:iam::210987654321:role/efs", CrossAccount: true}
 	// az=us-east-1a in the cluster's account is use1-az1: the owner's mount target there is 10.0.1.1, although the
 	// owner calls that zone us-east-1b.
-	ctx, err := p.mountContext(t.Context(), owner, cluster, CreateRequest{FileSystemID: "fs-0123abcd", Account: acct, Params: Params{AZ: "us-east-1a"}})
+	ctx, err := p.mountContext(t.Context(), owner, cluster, CreateRequest{FileSystemID: "fs-0123abcd", Account: acct, Params: scparams.Params{AZ: "us-east-1a"}})
 	if err != nil || ctx.MountTargetIP != "10.0.1.1" {
 		t.Fatalf("az us-east-1a: %+v, %v; want 10.0.1.1", ctx, err)
 	}
@@ -54,7 +56,7 @@ func TestMountTargetChoiceIsKeyedByZoneID(t *testing.T) {
 		t.Fatalf("map %v, %v; want %v", ctx.MountTargetIPs, err, want)
 	}
 	// An az without an available target falls back to the first available one by zone ID, not at random.
-	ctx, _ = p.mountContext(t.Context(), owner, cluster, CreateRequest{FileSystemID: "fs-0123abcd", Account: acct, Params: Params{AZ: "us-east-1b"}})
+	ctx, _ = p.mountContext(t.Context(), owner, cluster, CreateRequest{FileSystemID: "fs-0123abcd", Account: acct, Params: scparams.Params{AZ: "us-east-1b"}})
 	if ctx.MountTargetIP != "10.0.3.1" {
 		t.Fatalf("fallback %+v, want the first available target", ctx)
 	}

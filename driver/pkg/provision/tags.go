@@ -8,26 +8,32 @@ import (
 
 // ParseTags parses the --tags value: space-separated key:value pairs, where a backslash escapes the next
 // character (so "\:" and "\ " put a colon or space into a key or value). Keys are 1-128 characters, values 0-256.
-func ParseTags(s string) (map[string]string, error) {
+// As upstream, an entry without ':' is a key with an empty value, and a malformed entry (more than one unescaped
+// ':', an empty or overlong key, an overlong value) is skipped: it comes back as a warning naming it, never as an
+// error, so that a bad tag cannot crash-loop the controller.
+func ParseTags(s string) (map[string]string, []string) {
 	tags := map[string]string{}
+	var warnings []string
 	for _, pair := range splitUnescaped(s, ' ') {
 		if pair == "" {
 			continue
 		}
 		kv := splitUnescaped(pair, ':')
-		if len(kv) < 2 {
-			return nil, fmt.Errorf("--tags entry %q: want key:value (escape ':' and ' ' with a backslash)", pair)
-		}
-		key, value := unescape(kv[0]), unescape(strings.Join(kv[1:], ":"))
 		if len(kv) > 2 {
-			return nil, fmt.Errorf("--tags entry %q: more than one unescaped ':'; want key:value (escape ':' as \\:)", pair)
+			warnings = append(warnings, fmt.Sprintf("--tags entry %q skipped: more than one unescaped ':'; want key:value (escape ':' as \\:)", pair))
+			continue
+		}
+		key, value := unescape(kv[0]), ""
+		if len(kv) == 2 {
+			value = unescape(kv[1])
 		}
 		if key == "" || len(key) > 128 || len(value) > 256 {
-			return nil, fmt.Errorf("--tags entry %q: want a key of 1 to 128 characters and a value of at most 256", pair)
+			warnings = append(warnings, fmt.Sprintf("--tags entry %q skipped: want a key of 1 to 128 characters and a value of at most 256", pair))
+			continue
 		}
 		tags[key] = value
 	}
-	return tags, nil
+	return tags, warnings
 }
 
 // FormatTags is the inverse of ParseTags, with keys sorted.

@@ -11,6 +11,9 @@ import (
 	"strings"
 
 	"k8s.io/klog/v2"
+	mountutils "k8s.io/mount-utils"
+
+	"github.com/openshift/aws-efs-csi/driver/pkg/volume"
 )
 
 // ErrUnsafePath is wrapped when a root directory would reach outside the access point's own directory.
@@ -30,6 +33,8 @@ type Deleter struct {
 	Mounter Mounter
 	// WorkDir holds one temporary mount point per access point (upstream: /var/lib/csi/pv).
 	WorkDir string
+	// IsMountPoint reports whether a path is a mount point; nil reads /proc/self/mountinfo (k8s.io/mount-utils).
+	IsMountPoint func(path string) (bool, error)
 }
 
 // Target is one root directory to delete.
@@ -50,7 +55,8 @@ func CheckRootDir(dir string) error {
 		return fmt.Errorf("%w: %q: want an absolute path", ErrUnsafePath, dir)
 	case dir == "/":
 		return fmt.Errorf("%w: %q is the file system root", ErrUnsafePath, dir)
-	case path.Clean(dir) != dir || strings.Contains(dir, "/../") || strings.HasSuffix(dir, "/.."):
+	}
+	if dotDot, dot := volume.DotElements(dir); dotDot || dot || path.Clean(dir) != dir {
 		return fmt.Errorf("%w: %q is not a clean path", ErrUnsafePath, dir)
 	}
 	return nil
@@ -66,6 +72,9 @@ func (d *Deleter) Delete(ctx context.Context, t Target) (err error) {
 	mountPoint := filepath.Join(d.WorkDir, t.AccessPointID)
 	if err := os.MkdirAll(mountPoint, 0o700); err != nil {
 		return fmt.Errorf("create mount point %s: %w", mountPoint, err)
+	}
+	if err := d.clearLeftoverMounts(ctx, mountPoint); err != nil {
+		return err
 	}
 	if err := d.Mounter.Mount(ctx, t.FileSystemID+":/", mountPoint, t.MountOptions); err != nil {
 		_ = os.Remove(mountPoint)
@@ -91,6 +100,33 @@ func (d *Deleter) Delete(ctx context.Context, t Target) (err error) {
 	}
 	klog.V(2).InfoS("Deleted access point root directory", "accessPointID", t.AccessPointID, "fileSystemID", t.FileSystemID, "rootDir", t.RootDir)
 	return nil
+}
+
+// maxLeftoverMounts bounds how many stale mounts on one work directory are taken off before giving up.
+const maxLeftoverMounts = 8
+
+// clearLeftoverMounts unmounts whatever is still mounted on mountPoint (a controller that crashed, or an unmount
+// that failed, after an earlier attempt), so that the new mount is not stacked on an old one and the deferred
+// unmount leaves the directory empty.
+func (d *Deleter) clearLeftoverMounts(ctx context.Context, mountPoint string) error {
+	isMountPoint := d.IsMountPoint
+	if isMountPoint == nil {
+		isMountPoint = mountutils.NewWithoutSystemd("").IsMountPoint
+	}
+	for range maxLeftoverMounts {
+		mounted, err := isMountPoint(mountPoint)
+		if err != nil {
+			return fmt.Errorf("check whether %s is still mounted: %w", mountPoint, err)
+		}
+		if !mounted {
+			return nil
+		}
+		klog.InfoS("Unmounting a leftover mount of an earlier root directory deletion", "path", mountPoint)
+		if err := d.Mounter.Unmount(ctx, mountPoint); err != nil {
+			return fmt.Errorf("unmount leftover mount at %s: %w", mountPoint, err)
+		}
+	}
+	return fmt.Errorf("%s is still mounted after %d unmounts", mountPoint, maxLeftoverMounts)
 }
 
 // ExecMounter runs mount(8) -t efs, which hands over to efs-utils' mount.efs, and umount(8).

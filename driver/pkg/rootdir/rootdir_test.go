@@ -98,6 +98,35 @@ func TestDeleteRemovesOnlyTheAccessPointDirectory(t *testing.T) {
 	}
 }
 
+// TestDeleteDoesNotStackOnALeftoverMount: a mount left on the work directory by a crashed controller (here a
+// read-only mount of an unrelated directory) is taken off before the file system root is mounted, so the
+// removal happens on the right file system and nothing stays mounted afterwards.
+func TestDeleteDoesNotStackOnALeftoverMount(t *testing.T) {
+	needRoot(t)
+	fsRoot, stale := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(fsRoot, "pvc-1/file"))
+	work := t.TempDir()
+	mp := filepath.Join(work, "fsap-0123abcd")
+	if err := os.MkdirAll(mp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	leftover := &BindMounter{FSRoot: stale, ReadOnly: true}
+	if err := leftover.Mount(t.Context(), "", mp, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", "-l", mp).Run() })
+	d := &Deleter{Mounter: &BindMounter{FSRoot: fsRoot}, WorkDir: work}
+	if err := d.Delete(t.Context(), Target{FileSystemID: "fs-0123abcd", AccessPointID: "fsap-0123abcd", RootDir: "/pvc-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if exists(filepath.Join(fsRoot, "pvc-1")) {
+		t.Error("root directory still exists")
+	}
+	if mounted, _ := (&Deleter{}).isMounted(mp); mounted || exists(mp) {
+		t.Errorf("work directory %s still mounted (%v) or present after the delete", mp, mounted)
+	}
+}
+
 func TestDeleteRefusesUnsafeRoots(t *testing.T) {
 	for _, dir := range []string{"", "/", "relative", "/a/../..", "/a/..", "/a//b", "/a/./b"} {
 		d := &Deleter{Mounter: &BindMounter{FSRoot: "/nonexistent"}, WorkDir: t.TempDir()}
@@ -145,4 +174,17 @@ func TestExecMounterArguments(t *testing.T) {
 	if err := failing.Mount(t.Context(), "fs-0123abcd:/", "/mnt/x", nil); err == nil {
 		t.Fatal("failing mount reported success")
 	}
+}
+
+func (d *Deleter) isMounted(p string) (bool, error) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[4] == p {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -38,7 +38,7 @@ type Config struct {
 	Walk WalkFunc
 }
 
-// Statter caches volume usage by volume ID and refreshes it in the background.
+// Statter caches volume usage per published target (volume ID and path) and refreshes it in the background.
 type Statter struct {
 	cfg     Config
 	stop    chan struct{}
@@ -46,9 +46,13 @@ type Statter struct {
 	wg      sync.WaitGroup
 
 	mu      sync.Mutex
-	entries map[string]*entry
+	entries map[target]*entry
 	slots   map[string]chan struct{}
 }
+
+// target is one published target of a volume: a volume published at two paths has two entries, so unpublishing
+// one keeps the other's statistics.
+type target struct{ volumeID, path string }
 
 type entry struct {
 	usage   *Usage
@@ -66,18 +70,19 @@ func New(cfg Config) *Statter {
 	if cfg.Walk == nil {
 		cfg.Walk = DiskUsage
 	}
-	return &Statter{cfg: cfg, stop: make(chan struct{}), entries: map[string]*entry{}, slots: map[string]chan struct{}{}}
+	return &Statter{cfg: cfg, stop: make(chan struct{}), entries: map[target]*entry{}, slots: map[string]chan struct{}{}}
 }
 
-// Get returns the cached usage of volumeID (ok false before the first walk finished) and starts a walk of path
-// when there is no fresh measurement and none is running. fileSystemID selects the rate limit.
+// Get returns the cached usage of volumeID at path (ok false before the first walk finished) and starts a walk of
+// path when there is no fresh measurement and none is running. fileSystemID selects the rate limit.
 func (s *Statter) Get(volumeID, fileSystemID, path string) (Usage, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := s.entries[volumeID]
+	key := target{volumeID, path}
+	e := s.entries[key]
 	if e == nil {
 		e = &entry{}
-		s.entries[volumeID] = e
+		s.entries[key] = e
 	}
 	stale := e.usage == nil || time.Since(e.usage.Measured) >= s.cfg.RefreshPeriod
 	if stale && !e.running && !s.stopped() {
@@ -88,7 +93,7 @@ func (s *Statter) Get(volumeID, fileSystemID, path string) (Usage, bool) {
 			s.slots[fileSystemID] = slot
 		}
 		s.wg.Add(1)
-		go s.measure(volumeID, path, e, slot)
+		go s.measure(key, e, slot)
 	}
 	if e.usage == nil {
 		return Usage{}, false
@@ -98,14 +103,15 @@ func (s *Statter) Get(volumeID, fileSystemID, path string) (Usage, bool) {
 
 // measure waits for a slot of the file system, walks, and stores the result; the slot and the running mark are
 // released on every path, so a failed walk is retried by the next Get.
-func (s *Statter) measure(volumeID, path string, e *entry, slot chan struct{}) {
+func (s *Statter) measure(key target, e *entry, slot chan struct{}) {
+	volumeID, path := key.volumeID, key.path
 	defer s.wg.Done()
 	var u *Usage
 	defer func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		e.running = false
-		if u != nil && s.entries[volumeID] == e { // a Forget meanwhile drops the result
+		if u != nil && s.entries[key] == e { // a Forget meanwhile drops the result
 			e.usage = u
 		}
 	}()
@@ -139,11 +145,12 @@ func (s *Statter) walk(path string) (Usage, error) {
 	}, nil
 }
 
-// Forget drops the cache entry of volumeID (on unpublish); a walk in progress finishes but is not stored.
-func (s *Statter) Forget(volumeID string) {
+// Forget drops the cache entry of volumeID at path (on unpublish of that target); other targets of the volume keep
+// theirs. A walk in progress finishes but is not stored.
+func (s *Statter) Forget(volumeID, path string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.entries, volumeID)
+	delete(s.entries, target{volumeID, path})
 }
 
 // Close stops walks in progress and waits for them; later Gets serve the cache only.

@@ -138,13 +138,13 @@ func TestRefreshAndForget(t *testing.T) {
 	eventually(t, "a refresh after the period", func() bool { u, _ := s.Get("vol", "fs", dir); return u.BytesUsed == 2 })
 
 	// Forget while a walk runs: the result is dropped
-	s.Forget("vol")
+	s.Forget("vol", dir)
 	s.Get("vol", "fs", dir)
-	s.Forget("vol")
+	s.Forget("vol", dir)
 	gate <- struct{}{}
 	eventually(t, "the dropped walk to finish", func() bool { return calls.Load() >= 3 })
 	s.mu.Lock()
-	_, present := s.entries["vol"]
+	_, present := s.entries[target{"vol", dir}]
 	s.mu.Unlock()
 	if present {
 		t.Fatal("a forgotten volume came back")
@@ -184,5 +184,24 @@ func TestDiskUsageStops(t *testing.T) {
 	}
 	if _, _, err := DiskUsage(make(chan struct{}), filepath.Join(t.TempDir(), "missing")); err == nil {
 		t.Fatal("DiskUsage of a missing path succeeded")
+	}
+}
+
+// TestForgetOneTargetKeepsTheOthers: a volume published at two targets; unpublishing one keeps the other's cached
+// statistics (no new walk, no UNKNOWN answer).
+func TestForgetOneTargetKeepsTheOthers(t *testing.T) {
+	var calls atomic.Int32
+	walk := func(<-chan struct{}, string) (int64, int64, error) { return int64(calls.Add(1)), 1, nil }
+	s := New(Config{Walk: walk})
+	defer s.Close()
+	a, b := t.TempDir(), t.TempDir()
+	eventually(t, "target a measured", func() bool { _, ok := s.Get("vol", "fs", a); return ok })
+	eventually(t, "target b measured", func() bool { _, ok := s.Get("vol", "fs", b); return ok })
+	s.Forget("vol", a)
+	if _, ok := s.Get("vol", "fs", b); !ok {
+		t.Fatal("unpublishing target a dropped target b's statistics")
+	}
+	if n := calls.Load(); n != 2 {
+		t.Fatalf("%d walks, want 2 (one per target)", n)
 	}
 }

@@ -19,6 +19,9 @@ const (
 	KeyMountTargetIPMap    = "mounttargetipmap"
 	KeyCrossAccount        = "crossaccount"
 	KeyProvisionerIdentity = "storage.kubernetes.io/csiProvisionerIdentity"
+	// KeyPath is the sub-directory attribute of v1/v2 PVs (deprecated upstream, removed in v3.0.0); still read so
+	// that such PVs keep mounting.
+	KeyPath = "path"
 )
 
 // Context is the parsed volume context (PV volumeAttributes) of an EFS volume.
@@ -32,6 +35,8 @@ type Context struct {
 	MountTargetIPs map[string]string
 	// CrossAccount makes efs-utils resolve the mount target by AZ-ID DNS name.
 	CrossAccount bool
+	// Path is the legacy path attribute, cleaned: the sub-directory to mount when the handle has none.
+	Path string
 }
 
 // ParseContext parses volume attributes. Unknown keys are refused, naming the key and the accepted ones.
@@ -63,10 +68,22 @@ func ParseContext(attrs map[string]string) (Context, error) {
 				return Context{}, fmt.Errorf("%w: %s %q: want true or false", ErrInvalidContext, k, v)
 			}
 			c.CrossAccount = b
+		case KeyPath:
+			if !strings.HasPrefix(v, "/") {
+				return Context{}, fmt.Errorf("%w: %s %q: want an absolute path", ErrInvalidContext, k, v)
+			}
+			p, err := cleanSubPath(v)
+			if err != nil {
+				return Context{}, fmt.Errorf("%w: %s: %w", ErrInvalidContext, k, err)
+			}
+			if p == "/" {
+				p = ""
+			}
+			c.Path = p
 		case strings.ToLower(KeyProvisionerIdentity):
 		default:
-			return Context{}, fmt.Errorf("%w: unknown volume attribute %q: want one of %s, %s, %s, %s", ErrInvalidContext, k,
-				KeyEncryptInTransit, KeyMountTargetIP, KeyMountTargetIPMap, KeyCrossAccount)
+			return Context{}, fmt.Errorf("%w: unknown volume attribute %q: want one of %s, %s, %s, %s, %s (deprecated)", ErrInvalidContext, k,
+				KeyEncryptInTransit, KeyMountTargetIP, KeyMountTargetIPMap, KeyCrossAccount, KeyPath)
 		}
 	}
 	return c, nil
@@ -103,6 +120,9 @@ func (c Context) Attributes() map[string]string {
 	}
 	if c.CrossAccount {
 		out[KeyCrossAccount] = "true"
+	}
+	if c.Path != "" {
+		out[KeyPath] = c.Path
 	}
 	return out
 }

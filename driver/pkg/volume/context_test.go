@@ -23,7 +23,11 @@ var contextCases = []struct {
 	{name: "bad ip", in: map[string]string{"mounttargetip": "10.0.0"}, wantErr: `want an IPv4 or IPv6 address`},
 	{name: "bad map json", in: map[string]string{"mounttargetipmap": `[1]`}, wantErr: `want a JSON object`},
 	{name: "bad map ip", in: map[string]string{"mounttargetipmap": `{"a":"x"}`}, wantErr: `want a non-empty zone and an IP address`},
-	{name: "removed path key", in: map[string]string{"path": "/x"}, wantErr: `unknown volume attribute "path"`},
+	// v2.x's path attribute (removed upstream in v3.0.0) is still read, so such PVs mount.
+	{name: "legacy path", in: map[string]string{"path": "/x/../y/"}, want: map[string]string{"path": "/y"}},
+	{name: "legacy path root", in: map[string]string{"path": "/"}, want: map[string]string{}},
+	{name: "legacy path relative", in: map[string]string{"path": "x"}, wantErr: `path "x": want an absolute path`},
+	{name: "unknown key", in: map[string]string{"subpath": "/x"}, wantErr: `unknown volume attribute "subpath"`},
 }
 
 func TestParseContext(t *testing.T) {

@@ -87,10 +87,8 @@ func ParseHandle(s string) (Handle, error) {
 // cleanSubPath cleans a handle path and refuses one that climbs above its root.
 func cleanSubPath(p string) (string, error) {
 	c := path.Clean(p)
-	for _, elem := range strings.Split(c, "/") {
-		if elem == ".." {
-			return "", fmt.Errorf("path %q climbs above the volume root with \"..\": want a path inside the file system", p)
-		}
+	if dotDot, _ := DotElements(c); dotDot {
+		return "", fmt.Errorf("path %q climbs above the volume root with \"..\": want a path inside the file system", p)
 	}
 	if c == "." {
 		return "", nil

@@ -56,6 +56,9 @@ func (s *Server) efsOp(api string, h efsHandler) http.HandlerFunc {
 			return
 		}
 		status, body, e := h(r)
+		if e == nil && s.loseReply(api) {
+			e = serverError(svcEFS, http.StatusInternalServerError)
+		}
 		if e != nil {
 			writeEFSError(w, r, e)
 			return

@@ -38,6 +38,8 @@ type faults struct {
 	byAPI   map[string]Fault
 	buckets map[string]*bucket
 
+	lost map[string]int // api → how many more successful replies to lose
+
 	cmu   sync.Mutex
 	calls map[string]int
 	keys  map[string][]string // api → distinct access key IDs in first-seen order
@@ -47,6 +49,7 @@ func newFaults() faults {
 	return faults{
 		byAPI:   map[string]Fault{},
 		buckets: map[string]*bucket{},
+		lost:    map[string]int{},
 		calls:   map[string]int{},
 		keys:    map[string][]string{},
 	}
@@ -69,6 +72,25 @@ func (s *Server) SetFault(api string, f Fault) {
 	} else {
 		delete(s.buckets, api)
 	}
+}
+
+// LoseReplies makes the next n successful calls of an EFS operation take effect but answer 500 InternalFailure, as
+// if the reply had been lost on the way back (the client cannot tell whether the call took effect).
+func (s *Server) LoseReplies(api string, n int) {
+	s.fmu.Lock()
+	defer s.fmu.Unlock()
+	s.lost[api] = n
+}
+
+// loseReply reports whether this successful reply of api is to be lost, counting it.
+func (s *Server) loseReply(api string) bool {
+	s.fmu.Lock()
+	defer s.fmu.Unlock()
+	if s.lost[api] <= 0 {
+		return false
+	}
+	s.lost[api]--
+	return true
 }
 
 // Calls returns the number of calls received for an operation, including faulted and failed ones;

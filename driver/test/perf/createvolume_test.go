@@ -16,6 +16,7 @@ import (
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
 	"github.com/openshift/aws-efs-csi/driver/pkg/driver"
+	"github.com/openshift/aws-efs-csi/driver/pkg/gidalloc"
 	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
 	"github.com/openshift/aws-efs-csi/driver/test/fakeaws"
 )
@@ -161,7 +162,7 @@ func startDriver(tb testing.TB, s *fakeaws.Server, resync time.Duration) csi.Con
 		tb.Fatal(err)
 	}
 	ctrl := driver.NewController(driver.ControllerConfig{
-		Provisioner: provision.New(provision.Config{GIDs: provision.NewGIDAllocator(resync, nil)}),
+		Provisioner: provision.New(provision.Config{GIDs: gidalloc.New(resync, nil)}),
 	})
 	ctrl.SetClouds(p)
 	sock := filepath.Join(tb.TempDir(), "csi.sock")

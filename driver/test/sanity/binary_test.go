@@ -17,7 +17,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/openshift/aws-efs-csi/driver/pkg/driver"
 	"github.com/openshift/aws-efs-csi/driver/test/e2e/harness"
 	"github.com/openshift/aws-efs-csi/driver/test/fakeaws"
 )
@@ -25,9 +24,12 @@ import (
 // csiSanityVersion is the csi-test release whose csi-sanity binary the acceptance names.
 const csiSanityVersion = "v5.6.0"
 
-// TestCSISanityBinary builds the driver and the standalone csi-sanity, starts fakeaws and the driver process in
-// controller mode (region and zone from fakeaws' instance metadata), and runs csi-sanity against it with the node
-// specs skipped.
+// TestCSISanityBinary builds the driver and the standalone csi-sanity, starts fakeaws and two driver processes as
+// deployed: one in controller mode (region and zone from fakeaws' instance metadata) at --csi.controllerendpoint
+// and one in node mode at --csi.endpoint, and runs csi-sanity against them with default StorageClass parameters
+// (so its 128-character names exercise the long-name path). Node specs that mount are skipped here (this kernel
+// has no NFS client; test/e2e/sanity runs them with real mounts as root); csi-sanity's cleanup still calls the
+// node process.
 func TestCSISanityBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds two binaries")
@@ -45,47 +47,31 @@ func TestCSISanityBinary(t *testing.T) {
 	defer s.Close()
 	fsID := s.AddFileSystem(fakeaws.FileSystem{})
 
-	ctrlSock := filepath.Join(work, "controller.sock")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	var logs harness.SyncBuffer
-	proc := exec.CommandContext(ctx, driverBin, "--mode=controller", "--endpoint=unix://"+ctrlSock, "--v=4")
-	proc.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+s.URL(), "AWS_EC2_METADATA_SERVICE_ENDPOINT="+s.URL(),
-		"AWS_ACCESS_KEY_ID=AKIAFAKEAWSBINARY001", "AWS_SECRET_ACCESS_KEY=fake-secret", "AWS_REGION=", "AWS_DEFAULT_REGION=")
-	proc.Stdout, proc.Stderr = &logs, &logs
-	proc.Cancel = func() error { return proc.Process.Signal(os.Interrupt) }
-	if err := proc.Start(); err != nil {
-		t.Fatal(err)
-	}
+	env := append(os.Environ(), "AWS_ENDPOINT_URL="+s.URL(), "AWS_EC2_METADATA_SERVICE_ENDPOINT="+s.URL(),
+		"AWS_ACCESS_KEY_ID=AKIAFAKEAWSBINARY001", "AWS_SECRET_ACCESS_KEY=fake-secret", "AWS_REGION=", "AWS_DEFAULT_REGION=",
+		"CSI_NODE_NAME=", "KUBERNETES_SERVICE_HOST=")
+	var ctrlLogs, nodeLogs harness.SyncBuffer
+	ctrlSock := filepath.Join(work, "controller.sock")
+	startProcess(ctx, t, driverBin, env, &ctrlLogs, "--mode=controller", "--endpoint=unix://"+ctrlSock, "--v=4")
+	nodeSock := filepath.Join(work, "node.sock")
+	startProcess(ctx, t, driverBin, env, &nodeLogs, append([]string{"--mode=node", "--endpoint=unix://" + nodeSock, "--v=4"}, nodeArgs(t, work)...)...)
 	defer func() {
 		cancel()
-		_ = proc.Wait()
 		if t.Failed() {
-			t.Logf("driver log:\n%s", logs.String())
+			t.Logf("controller log:\n%s\nnode log:\n%s", harness.Tail(ctrlLogs.String(), 6000), harness.Tail(nodeLogs.String(), 6000))
 		}
 	}()
-	identity := csi.NewIdentityClient(dial(t, ctrlSock))
-	waitReady(t, identity)
-
-	// csi-sanity sends identity calls and the node calls of its cleanup to --csi.endpoint: a forwarder to the
-	// driver's identity plus the cleanup node stand-in; controller calls go straight to the driver process.
-	fixSock := filepath.Join(work, "fixture.sock")
-	l, err := driver.Listen("unix://" + fixSock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fix := grpc.NewServer()
-	csi.RegisterIdentityServer(fix, identityForwarder{to: identity})
-	csi.RegisterNodeServer(fix, cleanupNode{})
-	go func() { _ = fix.Serve(l) }()
-	defer fix.Stop()
+	waitReady(t, csi.NewControllerClient(dial(t, ctrlSock)), fsID)
+	waitNode(t, csi.NewNodeClient(dial(t, nodeSock)))
 
 	params := filepath.Join(work, "params.yaml")
-	if err := os.WriteFile(params, []byte("provisioningMode: efs-ap\nfileSystemId: "+fsID+"\ndirectoryPerms: \"700\"\nsubPathPattern: sanity\n"), 0o644); err != nil {
+	if err := os.WriteFile(params, []byte("provisioningMode: efs-ap\nfileSystemId: "+fsID+"\ndirectoryPerms: \"700\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	reportFile := filepath.Join(work, "report.json")
-	out, err := exec.CommandContext(ctx, sanityBin, "--csi.endpoint=unix://"+fixSock, "--csi.controllerendpoint=unix://"+ctrlSock,
+	out, err := exec.CommandContext(ctx, sanityBin, "--csi.endpoint=unix://"+nodeSock, "--csi.controllerendpoint=unix://"+ctrlSock,
 		"--csi.testvolumeparameters="+params, "--csi.mountdir="+filepath.Join(work, "mnt"), "--csi.stagingdir="+filepath.Join(work, "stage"),
 		"--ginkgo.skip="+nodeSpecs, "--ginkgo.json-report="+reportFile, "--ginkgo.no-color").CombinedOutput()
 	if err != nil {
@@ -102,9 +88,53 @@ func TestCSISanityBinary(t *testing.T) {
 	if c.failed != 0 || c.passed < 18 {
 		t.Fatalf("csi-sanity binary: %d passed, %d failed; want all 18 identity and controller specs to pass", c.passed, c.failed)
 	}
-	if !strings.Contains(logs.String(), `source="imds"`) {
+	if !strings.Contains(ctrlLogs.String(), `source="imds"`) {
 		t.Errorf("driver did not take region and zone from instance metadata")
 	}
+}
+
+// startProcess runs the driver binary until ctx ends (SIGINT, then wait).
+func startProcess(ctx context.Context, t *testing.T, bin string, env []string, logs *harness.SyncBuffer, args ...string) {
+	t.Helper()
+	proc := exec.CommandContext(ctx, bin, args...)
+	proc.Env = env
+	proc.Stdout, proc.Stderr = logs, logs
+	proc.Cancel = func() error { return proc.Process.Signal(os.Interrupt) }
+	if err := proc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proc.Wait() })
+}
+
+// nodeArgs points the node process's efs-utils and record paths into dir and supervises a stand-in watchdog.
+func nodeArgs(t *testing.T, dir string) []string {
+	t.Helper()
+	watchdog := filepath.Join(dir, "watchdog")
+	if err := os.WriteFile(watchdog, []byte("#!/bin/sh\nexec sleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return []string{
+		"--efs-utils-config-dir-path=" + filepath.Join(dir, "var-amazon-efs"), "--efs-utils-config-legacy-dir-path=" + filepath.Join(dir, "legacy"),
+		"--efs-utils-static-files-path=" + filepath.Join(dir, "static"), "--efs-utils-config-link-path=" + filepath.Join(dir, "etc-amazon-efs"),
+		"--efs-utils-state-dir=" + filepath.Join(dir, "run-efs"), "--efs-utils-watchdog-path=" + watchdog,
+		"--publish-records-dir=" + filepath.Join(dir, "records"),
+	}
+}
+
+// waitNode waits until the node process knows its identity (NodeGetInfo answers).
+func waitNode(t *testing.T, n csi.NodeClient) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		_, err := n.NodeGetInfo(ctx, &csi.NodeGetInfoRequest{})
+		cancel()
+		if err == nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("node process did not serve NodeGetInfo within 30s")
 }
 
 func moduleRoot(t *testing.T) string {
@@ -166,15 +196,16 @@ func dial(t *testing.T, sock string) *grpc.ClientConn {
 	return conn
 }
 
-// waitReady polls Probe until the driver says ready (its AWS initialisation runs after the socket opens).
-func waitReady(t *testing.T, id csi.IdentityClient) {
+// waitReady waits until the controller serves: its AWS initialisation runs after the socket opens, and Probe is
+// ready throughout, so it polls a DeleteVolume of an access point that does not exist (success once AWS answers).
+func waitReady(t *testing.T, c csi.ControllerClient, fsID string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-		resp, err := id.Probe(ctx, &csi.ProbeRequest{})
+		_, err := c.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: fsID + "::fsap-0123456789abcdef0"})
 		cancel()
-		if err == nil && resp.GetReady().GetValue() {
+		if err == nil {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)

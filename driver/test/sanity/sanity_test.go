@@ -14,6 +14,7 @@ import (
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
 	"github.com/openshift/aws-efs-csi/driver/pkg/driver"
+	"github.com/openshift/aws-efs-csi/driver/pkg/gidalloc"
 	"github.com/openshift/aws-efs-csi/driver/pkg/metrics"
 	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
 	"github.com/openshift/aws-efs-csi/driver/test/e2e/harness"
@@ -45,7 +46,7 @@ func TestSanity(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctrl := driver.NewController(driver.ControllerConfig{
-		Provisioner: provision.New(provision.Config{GIDs: provision.NewGIDAllocator(time.Minute, nil)}),
+		Provisioner: provision.New(provision.Config{GIDs: gidalloc.New(time.Minute, nil)}),
 	})
 	ctrl.SetClouds(p)
 	sock := filepath.Join(t.TempDir(), "csi.sock")
@@ -53,7 +54,7 @@ func TestSanity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := driver.NewServer(driver.Services{Identity: driver.NewIdentity("v0.0.0-sanity", true, ctrl.Ready), Controller: ctrl, Node: cleanupNode{}}, m)
+	srv := driver.NewServer(driver.Services{Identity: driver.NewIdentity("v0.0.0-sanity", true), Controller: ctrl, Node: cleanupNode{}}, m)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- driver.Serve(ctx, srv, l) }()
@@ -63,9 +64,7 @@ func TestSanity(t *testing.T) {
 	cfg.Address = "unix://" + sock
 	cfg.TargetPath = filepath.Join(t.TempDir(), "target")
 	cfg.StagingPath = filepath.Join(t.TempDir(), "staging")
-	cfg.TestVolumeParameters = map[string]string{"provisioningMode": "efs-ap", "fileSystemId": fsID, "directoryPerms": "700",
-		// csi-sanity names volumes up to 128 characters; PV names (pvc-<uid>) fit the default pattern, these do not.
-		"subPathPattern": "sanity"}
+	cfg.TestVolumeParameters = map[string]string{"provisioningMode": "efs-ap", "fileSystemId": fsID, "directoryPerms": "700"}
 	cfg.IDGen = harness.SanityIDs{FileSystemID: fsID}
 	cfg.IdempotentCount = 3
 	sc := sanity.GinkgoTest(&cfg)

@@ -80,7 +80,8 @@ type Driver struct {
 	Conn *grpc.ClientConn
 }
 
-// Start runs the driver binary in mode ("node" or "all") and waits until Probe says ready.
+// Start runs the driver binary in mode ("node" or "all") and waits until NodeGetInfo answers (Probe is ready as
+// soon as the socket serves; the node's identity comes a moment later).
 func (n *Node) Start(t *testing.T, bin, mode string, extra ...string) *Driver {
 	t.Helper()
 	logs := &SyncBuffer{}
@@ -105,17 +106,17 @@ func (n *Node) Start(t *testing.T, bin, mode string, extra ...string) *Driver {
 		t.Fatal(err)
 	}
 	d.Conn = conn
-	id := csi.NewIdentityClient(conn)
+	node := csi.NewNodeClient(conn)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-		resp, err := id.Probe(ctx, &csi.ProbeRequest{})
+		resp, err := node.NodeGetInfo(ctx, &csi.NodeGetInfoRequest{})
 		cancel()
-		if err == nil && resp.GetReady().GetValue() {
+		if err == nil {
 			return d
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("driver not ready after 60s (last: %v, %v)\n%s", resp, err, Tail(logs.String(), 6000))
+			t.Fatalf("driver not serving after 60s (last NodeGetInfo: %v, %v)\n%s", resp, err, Tail(logs.String(), 6000))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -45,8 +45,7 @@ func TestSanityAllModeRealMounts(t *testing.T) {
 	cfg.Address = "unix://" + node.Socket
 	cfg.TargetPath = filepath.Join(dir, "sanity", "target")
 	cfg.StagingPath = filepath.Join(dir, "sanity", "staging")
-	cfg.TestVolumeParameters = map[string]string{"provisioningMode": "efs-ap", "fileSystemId": fsID, "directoryPerms": "700",
-		"subPathPattern": "sanity"}
+	cfg.TestVolumeParameters = map[string]string{"provisioningMode": "efs-ap", "fileSystemId": fsID, "directoryPerms": "700"}
 	cfg.IDGen = harness.SanityIDs{FileSystemID: fsID}
 	cfg.IdempotentCount = 2
 	sc := sanity.GinkgoTest(&cfg)

@@ -1,4 +1,4 @@
-package provision
+package fsref
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/openshift/aws-efs-csi/driver/pkg/scparams"
 )
 
 // TestKubeResolver reads both reference kinds from client-go's stateful fake clientset: ConfigMap data as text,
@@ -18,17 +20,17 @@ func TestKubeResolver(t *testing.T) {
 	)
 	r := KubeResolver{Client: client}
 	tests := []struct {
-		ref     ObjectRef
+		ref     scparams.ObjectRef
 		secret  bool
 		want    string
 		wantErr error
 	}{
-		{ObjectRef{"kube-system", "efs", "fsid"}, false, "fs-0123abcd", nil},
-		{ObjectRef{"kube-system", "efs", "fsid"}, true, "fs-0123abce", nil},
-		{ObjectRef{"kube-system", "efs", "other"}, false, "", ErrRefNotFound},
-		{ObjectRef{"kube-system", "efs", "other"}, true, "", ErrRefNotFound},
-		{ObjectRef{"default", "efs", "fsid"}, true, "", ErrRefNotFound},
-		{ObjectRef{"default", "efs", "fsid"}, false, "", ErrRefNotFound},
+		{scparams.ObjectRef{Namespace: "kube-system", Name: "efs", Key: "fsid"}, false, "fs-0123abcd", nil},
+		{scparams.ObjectRef{Namespace: "kube-system", Name: "efs", Key: "fsid"}, true, "fs-0123abce", nil},
+		{scparams.ObjectRef{Namespace: "kube-system", Name: "efs", Key: "other"}, false, "", ErrRefNotFound},
+		{scparams.ObjectRef{Namespace: "kube-system", Name: "efs", Key: "other"}, true, "", ErrRefNotFound},
+		{scparams.ObjectRef{Namespace: "default", Name: "efs", Key: "fsid"}, true, "", ErrRefNotFound},
+		{scparams.ObjectRef{Namespace: "default", Name: "efs", Key: "fsid"}, false, "", ErrRefNotFound},
 	}
 	for _, tt := range tests {
 		got, err := r.Resolve(t.Context(), tt.ref, tt.secret)

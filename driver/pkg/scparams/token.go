@@ -1,4 +1,4 @@
-package provision
+package scparams
 
 import (
 	"crypto/sha256"
@@ -31,3 +31,6 @@ func hashHex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
+
+// UpstreamToken is the upstream driver's client token of a reuseAccessPoint claim: sha256 of the PVC name.
+func UpstreamToken(pvcName string) string { return hashHex(pvcName) }

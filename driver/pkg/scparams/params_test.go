@@ -1,4 +1,4 @@
-package provision
+package scparams
 
 import (
 	"errors"
@@ -41,6 +41,7 @@ func TestParseParamsRejects(t *testing.T) {
 		{"perms missing", base("directoryPerms", "<delete>"), []string{"directoryPerms", "required"}},
 		{"perms bad", base("directoryPerms", "rwx"), []string{"directoryPerms", `"rwx"`, "octal"}},
 		{"perms 4 digits non-octal", base("directoryPerms", "0779"), []string{"directoryPerms"}},
+		{"perms 5 digits", base("directoryPerms", "12775"), []string{"directoryPerms", "3 or 4 digits"}},
 		{"uid negative", base("uid", "-1"), []string{"uid", `"-1"`, "[0, 4294967295]"}},
 		{"gid text", base("gid", "abc"), []string{"gid", `"abc"`}},
 		{"gid too big", base("gid", "4294967296"), []string{"gid"}},
@@ -52,14 +53,12 @@ func TestParseParamsRejects(t *testing.T) {
 		{"pattern leftover", base("subPathPattern", "${.PVC.uid}"), []string{"subPathPattern", "${.PV.name}"}},
 		{"pattern brace", base("subPathPattern", "a}"), []string{"subPathPattern"}},
 		{"pattern dotdot", base("subPathPattern", "../x"), []string{"subPathPattern", ".."}},
-		{"bad ensureUnique", base("ensureUniqueDirectory", "yes"), []string{"ensureUniqueDirectory", `"yes"`, "true or false"}},
 		{"bad reuse", base("reuseAccessPoint", "1x"), []string{"reuseAccessPoint", "true or false"}},
 		{"reuse without pvc", base("reuseAccessPoint", "true"), []string{"reuseAccessPoint", "--extra-create-metadata"}},
 		{"bad token format", base("reuseAccessPointTokenFormat", "v2"), []string{"reuseAccessPointTokenFormat", "namespaced or upstream"}},
 		{"bad zoneAffinity", base("enforceZoneAffinity", "on"), []string{"enforceZoneAffinity", "true or false"}},
 		{"bad tagging", base("enableTagging", "nope"), []string{"enableTagging", "true or false"}},
-		{"bad az", base("az", "Zone A"), []string{"az", `"Zone A"`, "us-east-1a"}},
-		{"unknown key", base("gidRangeMax", "1"), []string{`unknown parameter "gidRangeMax"`, "gidRangeEnd"}},
+		{"bad az", base("az", "Zone A"), []string{"az", `"Zone A"`, "us-east-1a", "use1-az1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,7 +77,7 @@ func TestParseParamsRejects(t *testing.T) {
 
 func TestParseParamsAccepts(t *testing.T) {
 	defaults := Params{FileSystemID: "fs-0123abcd", DirectoryPerms: "700", GIDRangeStart: 50000, GIDRangeEnd: 60000,
-		SubPathPattern: "${.PV.name}", EnsureUniqueDirectory: true, EnableTagging: true, ReuseTokenFormat: TokenNamespaced}
+		EnsureUniqueDirectory: true, EnableTagging: true, ReuseTokenFormat: TokenNamespaced}
 	with := func(f func(*Params)) Params { p := defaults; f(&p); return p }
 	tests := []struct {
 		name string
@@ -92,7 +91,7 @@ func TestParseParamsAccepts(t *testing.T) {
 			"directoryPerms", "0775", ParamPVName, "pv1", ParamPVCName, "c1", ParamPVCNamespace, "ns1"),
 			with(func(p *Params) {
 				p.UID, p.GID, p.GIDRangeStart, p.GIDRangeEnd = u32(1000), u32(0), 1, 4294967295
-				p.BasePath, p.SubPathPattern, p.EnsureUniqueDirectory, p.ReuseAccessPoint = "/dyn", "${.PVC.namespace}/${.PVC.name}", false, true
+				p.BasePath, p.SubPathPattern, p.SubPathPatternSet, p.EnsureUniqueDirectory, p.ReuseAccessPoint = "/dyn", "${.PVC.namespace}/${.PVC.name}", true, false, true
 				p.ReuseTokenFormat, p.AZ, p.EnforceZoneAffinity, p.EnableTagging, p.DirectoryPerms = TokenUpstream, "us-east-1a", true, false, "0775"
 				p.PVName, p.PVCName, p.PVCNamespace = "pv1", "c1", "ns1"
 			})},
@@ -101,6 +100,18 @@ func TestParseParamsAccepts(t *testing.T) {
 				p.FileSystemID, p.FileSystemIDSecretRef = "", &ObjectRef{"kube-system", "efs", "fsid"}
 			})},
 		{"root basePath", base("basePath", "/"), defaults},
+		// Upstream accepts 3 or 4 octal digits (EFS does): setgid and sticky bits included.
+		{"perms setgid", base("directoryPerms", "2775"), with(func(p *Params) { p.DirectoryPerms = "2775" })},
+		{"perms sticky", base("directoryPerms", "1777"), with(func(p *Params) { p.DirectoryPerms = "1777" })},
+		{"perms 0755", base("directoryPerms", "0755"), with(func(p *Params) { p.DirectoryPerms = "0755" })},
+		{"az by zone ID", base("az", "use1-az1"), with(func(p *Params) { p.AZ = "use1-az1" })},
+		{"az by local zone ID", base("az", "usw2-lax1-az1"), with(func(p *Params) { p.AZ = "usw2-lax1-az1" })},
+		// Upstream ignores keys it does not read (fstype from other drivers' examples): accepted and listed.
+		{"unknown keys", base("fstype", "ext4", "gidRangeMax", "1"), with(func(p *Params) { p.Unknown = []string{"fstype", "gidRangeMax"} })},
+		// Upstream's ParseBool fallback: anything that is not a boolean counts as true.
+		{"ensureUniqueDirectory not a bool", base("ensureUniqueDirectory", "yes"), with(func(p *Params) {
+			p.Lenient = []string{`ensureUniqueDirectory "yes" is not true or false: counted as true, as upstream does`}
+		})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,16 +176,17 @@ func TestParseSecrets(t *testing.T) {
 		{"none", nil, CrossAccount{}, ""},
 		{"role", map[string]string{"awsRoleArn": "arn:aws:iam::123456789012:role/efs", "externalId": "s3cr3t", "crossaccount": "true"},
 			CrossAccount{RoleARN: "arn:aws:iam::123456789012:role/efs", ExternalID: "s3cr3t", DNSByAZID: true}, ""},
-		{"bad arn", map[string]string{"awsRoleArn": "efs-role"}, CrossAccount{}, `awsRoleArn "efs-role": want arn:aws:iam::`},
-		{"external id alone", map[string]string{"externalId": "s3cr3t"}, CrossAccount{}, "externalId is set without awsRoleArn"},
-		{"bad bool", map[string]string{"crossaccount": "si"}, CrossAccount{}, `crossaccount "si"`},
+		{"bad arn", map[string]string{"awsRoleArn": "s3cr3t-role"}, CrossAccount{}, `awsRoleArn: the value is not a role ARN: want arn:aws:iam::`},
+		// Upstream ignores externalId without awsRoleArn.
+		{"external id alone", map[string]string{"externalId": "s3cr3t"}, CrossAccount{}, ""},
+		{"bad bool", map[string]string{"crossaccount": "s3cr3t"}, CrossAccount{}, `crossaccount: the value is not a boolean: want true or false`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := ParseSecrets(tt.in)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "s3cr3t") {
-					t.Fatalf("err = %v, want %q without the external ID", err, tt.wantErr)
+					t.Fatalf("err = %v, want %q without the secret's value", err, tt.wantErr)
 				}
 				return
 			}

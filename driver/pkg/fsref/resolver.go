@@ -1,4 +1,4 @@
-package provision
+package fsref
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/openshift/aws-efs-csi/driver/pkg/scparams"
 )
 
 // ErrRefNotFound is wrapped when a fileSystemIdConfigRef/SecretRef object or key does not exist.
@@ -21,7 +23,7 @@ type KubeResolver struct {
 }
 
 // Resolve returns the value at ref: a ConfigMap data key, or a Secret data key, trimmed of surrounding space.
-func (r KubeResolver) Resolve(ctx context.Context, ref ObjectRef, secret bool) (string, error) {
+func (r KubeResolver) Resolve(ctx context.Context, ref scparams.ObjectRef, secret bool) (string, error) {
 	kind, data, err := r.read(ctx, ref, secret)
 	switch {
 	case apierrors.IsNotFound(err):
@@ -37,7 +39,7 @@ func (r KubeResolver) Resolve(ctx context.Context, ref ObjectRef, secret bool) (
 }
 
 // read fetches the data of the ConfigMap or Secret; Secret values arrive decoded from base64 already.
-func (r KubeResolver) read(ctx context.Context, ref ObjectRef, secret bool) (kind string, data map[string]string, err error) {
+func (r KubeResolver) read(ctx context.Context, ref scparams.ObjectRef, secret bool) (kind string, data map[string]string, err error) {
 	if !secret {
 		cm, err := r.Client.CoreV1().ConfigMaps(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 		if err != nil {

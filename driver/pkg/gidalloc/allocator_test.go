@@ -1,4 +1,4 @@
-package provision
+package gidalloc
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
 )
 
-// listing is a Lister over a fixed, editable set of access points that counts its calls.
+// listing is a Lister over a fixed, editable set of access points, in one page, that counts its listings.
 type listing struct {
 	mu    sync.Mutex
 	gids  []uint32
@@ -19,18 +19,82 @@ type listing struct {
 	err   error
 }
 
-func (l *listing) ListAccessPoints(_ context.Context, _ string) ([]cloud.AccessPoint, error) {
+func (l *listing) ListAccessPointsPage(_ context.Context, _, _ string) ([]cloud.AccessPoint, string, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.calls++
 	if l.err != nil {
-		return nil, l.err
+		return nil, "", l.err
 	}
 	aps := make([]cloud.AccessPoint, len(l.gids))
 	for i, g := range l.gids {
 		aps[i] = cloud.AccessPoint{HasPosixUser: true, GID: g}
 	}
-	return aps, nil
+	return aps, "", nil
+}
+
+// pages is a Lister of three pages (GIDs 1, 2, 3) whose second page fails fails times with a retryable error, and
+// which can hold every call until released.
+type pages struct {
+	mu      sync.Mutex
+	fails   int
+	calls   []string // tokens asked for
+	release chan struct{}
+}
+
+func (p *pages) ListAccessPointsPage(ctx context.Context, _, token string) ([]cloud.AccessPoint, string, error) {
+	if p.release != nil {
+		select {
+		case <-p.release:
+		case <-ctx.Done():
+			return nil, "", ctx.Err()
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls = append(p.calls, token)
+	next := map[string]string{"": "2", "2": "3", "3": ""}[token]
+	if token == "2" && p.fails > 0 {
+		p.fails--
+		return nil, "", cloud.ErrThrottled
+	}
+	gid := map[string]uint32{"": 1, "2": 2, "3": 3}[token]
+	return []cloud.AccessPoint{{HasPosixUser: true, GID: gid}}, next, nil
+}
+
+// TestListingKeepsProgressAcrossPageFailures: a page that is throttled is asked again from its own token; the
+// pages before it are not fetched again.
+func TestListingKeepsProgressAcrossPageFailures(t *testing.T) {
+	p := &pages{fails: 2}
+	a := New(time.Minute, nil)
+	a.PageBackoff = time.Millisecond
+	lease, err := a.Allocate(t.Context(), "fs", p, "fs-1", 1, 10)
+	if err != nil || lease.GID != 4 {
+		t.Fatalf("Allocate = %v, %v; want GID 4", lease, err)
+	}
+	if got := strings.Join(p.calls, ","); got != ",2,2,2,3" {
+		t.Fatalf("pages asked %q, want \",2,2,2,3\" (page 2 retried, page 1 not again)", got)
+	}
+}
+
+// TestListingOutlivesACallerDeadline: the caller that starts a slow listing gives up at its deadline; the listing
+// goes on, and a later caller gets its result without starting over.
+func TestListingOutlivesACallerDeadline(t *testing.T) {
+	p := &pages{release: make(chan struct{})}
+	a := New(time.Minute, nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
+	defer cancel()
+	if _, err := a.Allocate(ctx, "fs", p, "fs-1", 1, 10); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("first caller: %v, want its deadline", err)
+	}
+	close(p.release)
+	lease, err := a.Allocate(t.Context(), "fs", p, "fs-1", 1, 10)
+	if err != nil || lease.GID != 4 {
+		t.Fatalf("second caller = %v, %v; want GID 4", lease, err)
+	}
+	if len(p.calls) != 3 {
+		t.Fatalf("pages asked %q: want one listing of 3 pages", p.calls)
+	}
 }
 
 type clock struct{ t time.Time }
@@ -39,7 +103,7 @@ func (c *clock) now() time.Time { return c.t }
 
 func TestAllocateSkipsUsedAndListsOnce(t *testing.T) {
 	l := &listing{gids: []uint32{100, 101, 103}}
-	a := NewGIDAllocator(time.Minute, nil)
+	a := New(time.Minute, nil)
 	var got []uint32
 	for range 3 {
 		lease, err := a.Allocate(t.Context(), "fs", l, "fs-1", 100, 110)
@@ -59,7 +123,7 @@ func TestAllocateSkipsUsedAndListsOnce(t *testing.T) {
 
 func TestAllocateConcurrentNeverDuplicates(t *testing.T) {
 	l := &listing{gids: []uint32{5, 7, 9}}
-	a := NewGIDAllocator(time.Minute, nil)
+	a := New(time.Minute, nil)
 	var mu sync.Mutex
 	seen := map[uint32]int{}
 	var wg sync.WaitGroup
@@ -96,7 +160,7 @@ func TestAllocateConcurrentNeverDuplicates(t *testing.T) {
 func TestAllocateResyncSeesChangesBehindOurBack(t *testing.T) {
 	c := &clock{t: time.Unix(0, 0)}
 	l := &listing{gids: []uint32{1}}
-	a := NewGIDAllocator(time.Minute, c.now)
+	a := New(time.Minute, c.now)
 	lease, _ := a.Allocate(t.Context(), "fs", l, "fs-1", 1, 4)
 	lease.Commit() // 2
 	l.mu.Lock()
@@ -119,7 +183,7 @@ func TestAllocateResyncSeesChangesBehindOurBack(t *testing.T) {
 
 func TestAllocateExhausted(t *testing.T) {
 	l := &listing{gids: []uint32{10, 11}}
-	a := NewGIDAllocator(time.Minute, nil)
+	a := New(time.Minute, nil)
 	_, err := a.Allocate(t.Context(), "fs", l, "fs-1", 10, 11)
 	if !errors.Is(err, ErrExhausted) {
 		t.Fatalf("err = %v, want ErrExhausted", err)
@@ -144,9 +208,13 @@ func TestAllocateExhausted(t *testing.T) {
 
 func TestAllocateListFailure(t *testing.T) {
 	l := &listing{err: cloud.ErrThrottled}
-	a := NewGIDAllocator(time.Minute, nil)
+	a := New(time.Minute, nil)
+	a.PageRetries, a.PageBackoff = 2, time.Millisecond
 	if _, err := a.Allocate(t.Context(), "fs", l, "fs-1", 1, 10); !errors.Is(err, cloud.ErrThrottled) {
 		t.Fatalf("err = %v, want the listing error", err)
+	}
+	if l.calls != 3 {
+		t.Fatalf("listed %d times, want 3 (a throttled page is tried twice more)", l.calls)
 	}
 }
 

@@ -1,10 +1,13 @@
-package provision
+package scparams
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/openshift/aws-efs-csi/driver/pkg/volume"
 )
 
 // Template variables of subPathPattern.
@@ -31,38 +34,59 @@ func parseSubPathPattern(v string) (string, error) {
 	return v, nil
 }
 
-// RootDir works out the access point root directory for volume name: basePath, the expanded subPathPattern and,
-// with ensureUniqueDirectory, a suffix derived from the volume name (stable across retries of one CreateVolume,
-// unique per volume). The result is absolute, clean, never "/", never contains "..", and fits EFS's limits.
+// RootDir works out the access point root directory for volume name. Without subPathPattern it is upstream's
+// /<basePath>/<volume name>. With subPathPattern it is basePath plus the expanded pattern and, with
+// ensureUniqueDirectory, a suffix derived from the volume name (stable across retries of one CreateVolume, unique
+// per volume). A path over EFS's 100-character limit has its last element shortened (see shorten). The result is
+// absolute, clean, never "/", never contains "..", and fits EFS's limits.
 func RootDir(p Params, volumeName string) (string, error) {
-	sub, err := expand(p, volumeName)
-	if err != nil {
-		return "", err
-	}
-	if p.EnsureUniqueDirectory {
-		sub = strings.TrimSuffix(sub, "/") + "-" + uniqueSuffix(volumeName)
-		if strings.HasPrefix(sub, "-") {
-			sub = sub[1:]
+	sub := volumeName
+	if p.SubPathPatternSet {
+		var err error
+		if sub, err = expand(p, volumeName); err != nil {
+			return "", err
+		}
+		if p.EnsureUniqueDirectory {
+			sub = strings.TrimPrefix(strings.TrimSuffix(sub, "/")+"-"+uniqueSuffix(volumeName), "-")
 		}
 	}
-	for _, elem := range strings.Split(sub, "/") {
-		if elem == ".." || elem == "." {
-			return "", invalid(ParamSubPathPattern, p.SubPathPattern, fmt.Sprintf(`expanded to %q; want no "." or ".." elements`, sub))
-		}
+	if dotDot, dot := volume.DotElements(sub); dotDot || dot {
+		return "", invalid(ParamSubPathPattern, p.SubPathPattern, fmt.Sprintf(`expanded to %q; want no "." or ".." elements`, sub))
 	}
 	dir := path.Join("/", p.BasePath, sub)
 	switch {
 	case dir == "/":
 		return "", fmt.Errorf("%w: %s %q with %s %q gives the file system root \"/\": set %s=true or a non-empty pattern",
 			ErrInvalidParameter, ParamSubPathPattern, p.SubPathPattern, ParamBasePath, p.BasePath, ParamEnsureUniqueDirectory)
-	case len(dir) > maxRootDirLen:
-		return "", fmt.Errorf("%w: access point root %q from %s %q and %s %q is %d characters: want at most %d",
-			ErrInvalidParameter, dir, ParamBasePath, p.BasePath, ParamSubPathPattern, p.SubPathPattern, len(dir), maxRootDirLen)
 	case strings.Count(dir, "/") > maxRootDirSlashes:
 		return "", fmt.Errorf("%w: access point root %q from %s %q and %s %q has %d levels: want at most %d",
 			ErrInvalidParameter, dir, ParamBasePath, p.BasePath, ParamSubPathPattern, p.SubPathPattern, strings.Count(dir, "/"), maxRootDirSlashes)
+	case len(dir) > maxRootDirLen:
+		short, ok := shorten(dir)
+		if !ok {
+			return "", fmt.Errorf("%w: access point root %q from %s %q and %s %q is %d characters and cannot be shortened to %d: shorten %s",
+				ErrInvalidParameter, dir, ParamBasePath, p.BasePath, ParamSubPathPattern, p.SubPathPattern, len(dir), maxRootDirLen, ParamBasePath)
+		}
+		dir = short
 	}
 	return dir, nil
+}
+
+// shortHashLen is how many hex digits of sha256 end a shortened directory name (64 bits).
+const shortHashLen = 16
+
+// shorten fits a root directory over maxRootDirLen characters into the limit: its last element keeps as many of
+// its leading characters as fit, then "-" and the first 16 hex digits of sha256 of the whole original path. The
+// same path always gives the same result (retries reach the same directory); two different paths collide only if
+// they share the kept prefix and 64 bits of their hashes. It fails when the parent alone leaves no room.
+func shorten(dir string) (string, bool) {
+	parent, elem := path.Split(dir)
+	keep := maxRootDirLen - len(parent) - 1 - shortHashLen
+	if keep < 1 {
+		return "", false
+	}
+	sum := sha256.Sum256([]byte(dir))
+	return parent + elem[:min(keep, len(elem))] + "-" + hex.EncodeToString(sum[:])[:shortHashLen], true
 }
 
 // expand substitutes the template variables. The PV name is the CSI volume name when the provisioner did not pass
@@ -96,4 +120,14 @@ func expand(p Params, volumeName string) (string, error) {
 func uniqueSuffix(volumeName string) string {
 	s := sha256.Sum256([]byte("efs-csi-unique-dir\x00" + volumeName))
 	return fmt.Sprintf("%x-%x-%x-%x-%x", s[0:4], s[4:6], s[6:8], s[8:10], s[10:16])
+}
+
+// LegacyRootDir is the directory the previous version of this driver chose for a StorageClass without
+// subPathPattern: ${.PV.name} plus the derived suffix.
+func LegacyRootDir(p Params, volumeName string) (string, error) {
+	if p.SubPathPatternSet {
+		return RootDir(p, volumeName)
+	}
+	p.SubPathPattern, p.SubPathPatternSet, p.EnsureUniqueDirectory = varPVName, true, true
+	return RootDir(p, volumeName)
 }

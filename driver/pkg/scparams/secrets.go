@@ -1,4 +1,4 @@
-package provision
+package scparams
 
 import (
 	"fmt"
@@ -26,31 +26,26 @@ type CrossAccount struct {
 }
 
 // ParseSecrets reads the cross-account keys of a provisioner or deleter secret; other keys are ignored. Errors
-// name the key and never echo the external ID.
+// name the key and the accepted form but never the value: nothing from a Secret reaches an error, event or log.
+// An externalId without awsRoleArn is ignored, as upstream does (it only means something to AssumeRole).
 func ParseSecrets(secrets map[string]string) (CrossAccount, error) {
 	var ca CrossAccount
 	if v, ok := secrets[SecretRoleARN]; ok && v != "" {
 		if !roleARNPattern.MatchString(v) {
-			return CrossAccount{}, fmt.Errorf("%w: secret key %s %q: want arn:aws:iam::<12-digit account>:role/<name>",
-				ErrInvalidParameter, SecretRoleARN, v)
+			return CrossAccount{}, fmt.Errorf("%w: secret key %s: the value is not a role ARN: want arn:aws:iam::<12-digit account>:role/<name>",
+				ErrInvalidParameter, SecretRoleARN)
 		}
 		ca.RoleARN = v
 	}
-	ca.ExternalID = secrets[SecretExternalID]
-	if ca.ExternalID != "" && ca.RoleARN == "" {
-		return CrossAccount{}, fmt.Errorf("%w: secret key %s is set without %s", ErrInvalidParameter, SecretExternalID, SecretRoleARN)
+	if ca.RoleARN != "" {
+		ca.ExternalID = secrets[SecretExternalID]
 	}
 	if v, ok := secrets[SecretCrossAccount]; ok {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return CrossAccount{}, fmt.Errorf("%w: secret key %s %q: want true or false", ErrInvalidParameter, SecretCrossAccount, v)
+			return CrossAccount{}, fmt.Errorf("%w: secret key %s: the value is not a boolean: want true or false", ErrInvalidParameter, SecretCrossAccount)
 		}
 		ca.DNSByAZID = b
 	}
 	return ca, nil
-}
-
-// Account is the Account the secrets select.
-func (ca CrossAccount) Account() Account {
-	return Account{Key: ca.RoleARN, CrossAccount: ca.RoleARN != "", DNSByAZID: ca.RoleARN != "" && ca.DNSByAZID}
 }

@@ -1,4 +1,4 @@
-package provision
+package scparams
 
 import (
 	"errors"
@@ -40,7 +40,6 @@ const (
 	ModeEFSAccessPoint                = "efs-ap"
 	DefaultGIDRangeStart       uint32 = 50000
 	DefaultGIDRangeEnd         uint32 = 60000
-	DefaultSubPathPattern             = "${.PV.name}"
 )
 
 // Token formats of reuseAccessPoint volumes.
@@ -67,7 +66,10 @@ type Params struct {
 	GIDRangeStart         uint32
 	GIDRangeEnd           uint32
 	BasePath              string
+	// SubPathPattern is the subPathPattern parameter; SubPathPatternSet says whether it was given at all (upstream
+	// names the directory after the volume, with no suffix, when it was not).
 	SubPathPattern        string
+	SubPathPatternSet     bool
 	EnsureUniqueDirectory bool
 	ReuseAccessPoint      bool
 	ReuseTokenFormat      string
@@ -77,12 +79,19 @@ type Params struct {
 	PVName                string
 	PVCName               string
 	PVCNamespace          string
+	// Unknown lists the keys that are not parameters of this driver, sorted; they are accepted (as upstream
+	// does) and reported as a warning.
+	Unknown []string
+	// Lenient lists the parameters whose value did not parse but was accepted with upstream's fallback (for
+	// example ensureUniqueDirectory: "yes" counts as true).
+	Lenient []string
 }
 
 var (
-	refPattern   = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[-._a-zA-Z0-9]+$`)
-	zonePattern  = regexp.MustCompile(`^[a-z]{2}(-[a-z0-9]+)+$`)
-	permsPattern = regexp.MustCompile(`^0?[0-7]{3}$`)
+	refPattern    = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[-._a-zA-Z0-9]+$`)
+	zonePattern   = regexp.MustCompile(`^[a-z]{2}(-[a-z0-9]+)+$`)
+	zoneIDPattern = regexp.MustCompile(`^[a-z]{2,5}[0-9]+(-[a-z]+[0-9]+)*-az[0-9]+$`)
+	permsPattern  = regexp.MustCompile(`^[0-7]{3,4}$`)
 )
 
 // ParseParams parses and validates StorageClass parameters; every error names the parameter, the value and the
@@ -91,7 +100,6 @@ func ParseParams(in map[string]string) (Params, error) {
 	p := Params{
 		GIDRangeStart:         DefaultGIDRangeStart,
 		GIDRangeEnd:           DefaultGIDRangeEnd,
-		SubPathPattern:        DefaultSubPathPattern,
 		EnsureUniqueDirectory: true,
 		EnableTagging:         true,
 		ReuseTokenFormat:      TokenNamespaced,
@@ -149,8 +157,14 @@ func (p *Params) set(k, v string, rangeStart, rangeEnd **uint32) error {
 		p.BasePath, err = parseBasePath(v)
 	case ParamSubPathPattern:
 		p.SubPathPattern, err = parseSubPathPattern(v)
+		p.SubPathPatternSet = true
 	case ParamEnsureUniqueDirectory:
-		p.EnsureUniqueDirectory, err = parseBool(k, v)
+		// Upstream: only a value that parses as false turns the suffix off; anything else counts as true.
+		b, perr := strconv.ParseBool(v)
+		p.EnsureUniqueDirectory = perr != nil || b
+		if perr != nil {
+			p.Lenient = append(p.Lenient, fmt.Sprintf("%s %q is not true or false: counted as true, as upstream does", k, v))
+		}
 	case ParamReuseAccessPoint:
 		p.ReuseAccessPoint, err = parseBool(k, v)
 	case ParamReuseTokenFormat:
@@ -168,12 +182,15 @@ func (p *Params) set(k, v string, rangeStart, rangeEnd **uint32) error {
 	case ParamPVCNamespace:
 		p.PVCNamespace = v
 	default:
-		return fmt.Errorf("%w: unknown parameter %q: want one of %s", ErrInvalidParameter, k, strings.Join(knownParams(), ", "))
+		// Upstream ignores keys it does not know (fstype, keys copied from other drivers' examples): so do we,
+		// and the caller warns about them.
+		p.Unknown = append(p.Unknown, k)
 	}
 	return err
 }
 
-func knownParams() []string {
+// KnownParams lists the StorageClass parameters this driver reads.
+func KnownParams() []string {
 	return []string{ParamProvisioningMode, ParamFileSystemID, ParamFileSystemIDConfigRef, ParamFileSystemIDSecretRef,
 		ParamDirectoryPerms, ParamUID, ParamGID, ParamGIDRangeStart, ParamGIDRangeEnd, ParamBasePath, ParamSubPathPattern,
 		ParamEnsureUniqueDirectory, ParamReuseAccessPoint, ParamReuseTokenFormat, ParamAZ, ParamEnforceZoneAffinity,
@@ -228,7 +245,7 @@ func parseRef(param, v string) (*ObjectRef, error) {
 
 func parsePerms(v string) (string, error) {
 	if !permsPattern.MatchString(v) {
-		return "", invalid(ParamDirectoryPerms, v, "want an octal mode of 3 digits, optionally with a leading 0, such as 700 or 0775")
+		return "", invalid(ParamDirectoryPerms, v, "want an octal mode of 3 or 4 digits, such as 700, 0775 or 2775")
 	}
 	return v, nil
 }
@@ -258,11 +275,14 @@ func parseTokenFormat(v string) (string, error) {
 }
 
 func parseZone(v string) (string, error) {
-	if !zonePattern.MatchString(v) {
-		return "", invalid(ParamAZ, v, "want an availability zone name such as us-east-1a")
+	if !zonePattern.MatchString(v) && !zoneIDPattern.MatchString(v) {
+		return "", invalid(ParamAZ, v, "want an availability zone name such as us-east-1a or a zone ID such as use1-az1")
 	}
 	return v, nil
 }
+
+// IsZoneID reports whether an az value is a zone ID (use1-az1) rather than a zone name (us-east-1a).
+func IsZoneID(v string) bool { return zoneIDPattern.MatchString(v) }
 
 func parseBasePath(v string) (string, error) {
 	if hasDotDot(v) {
@@ -276,7 +296,8 @@ func parseBasePath(v string) (string, error) {
 }
 
 func hasDotDot(p string) bool {
-	return slices.Contains(strings.Split(p, "/"), "..")
+	dotDot, _ := volume.DotElements(p)
+	return dotDot
 }
 
 func sortedKeys(m map[string]string) []string {
