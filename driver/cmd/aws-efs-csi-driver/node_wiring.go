@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
@@ -129,7 +128,7 @@ func renderConf(opts *Options, e env) ([]byte, error) {
 
 // resolveNode finds the node's identity (IMDS, else the Node object), retrying with backoff until it works or ctx
 // ends; NodeGetInfo answers Unavailable, and Probe not ready, until then.
-func resolveNode(ctx context.Context, opts *Options, e env, node *driver.Node, kube kubernetes.Interface) {
+func resolveNode(ctx context.Context, opts *Options, e env, node *driver.Node, kube *coreV1) {
 	for delay := time.Second; ; delay = min(2*delay, time.Minute) {
 		info, err := func() (nodeinfo.Info, error) {
 			in := nodeinfo.Input{NodeName: e.node.nodeName, Region: opts.Region, Zone: opts.AvailabilityZone}
