@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
@@ -131,7 +130,7 @@ func renderConf(opts *Options, e env) ([]byte, error) {
 
 // resolveNode finds the node's identity (IMDS, else the Node object), retrying with backoff until it works or ctx
 // ends; NodeGetInfo answers Unavailable, and the node_identity dependency is reported unhealthy, until then.
-func resolveNode(ctx context.Context, opts *Options, e env, node *driver.Node, kube kubernetes.Interface) {
+func resolveNode(ctx context.Context, opts *Options, e env, node *driver.Node, kube *coreV1) {
 	retryUntilDone(ctx, "Identifying the node", func() error {
 		in := nodeinfo.Input{NodeName: e.node.nodeName, Region: opts.Region, Zone: opts.AvailabilityZone}
 		if kube != nil {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"golang.org/x/sync/errgroup"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
@@ -122,16 +122,24 @@ func initController(ctx context.Context, opts *Options, e env, ctrl *driver.Cont
 }
 
 // kubeClient returns the in-cluster client, or nil outside a cluster (the Node fallback and taint removal are off).
-func kubeClient() kubernetes.Interface {
+// The driver reads only Nodes, ConfigMaps and Secrets: the typed core/v1 client, not client-go's whole clientset,
+// keeps every other API group's client out of the binary.
+func kubeClient() *coreV1 {
 	cfg, err := rest.InClusterConfig()
 	if err != nil {
 		klog.V(2).InfoS("No in-cluster Kubernetes client", "reason", err.Error())
 		return nil
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	c, err := corev1client.NewForConfig(cfg)
 	if err != nil {
 		klog.ErrorS(err, "Kubernetes client")
 		return nil
 	}
-	return cs
+	return &coreV1{c}
 }
+
+// coreV1 is the typed core/v1 client with the clientset's CoreV1 method, which the code that reads through it uses.
+type coreV1 struct{ client corev1client.CoreV1Interface }
+
+// CoreV1 returns the core/v1 client.
+func (c *coreV1) CoreV1() corev1client.CoreV1Interface { return c.client }

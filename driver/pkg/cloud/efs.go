@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/efs"
 	efstypes "github.com/aws/aws-sdk-go-v2/service/efs/types"
 )
@@ -20,14 +19,14 @@ type efsAPI interface {
 	DescribeMountTargets(ctx context.Context, in *efs.DescribeMountTargetsInput, optFns ...func(*efs.Options)) (*efs.DescribeMountTargetsOutput, error)
 }
 
-// ec2API lists the EC2 calls the driver makes.
+// ec2API lists the EC2 calls the driver makes (ec2query.go).
 type ec2API interface {
-	DescribeAvailabilityZones(ctx context.Context, in *ec2.DescribeAvailabilityZonesInput, optFns ...func(*ec2.Options)) (*ec2.DescribeAvailabilityZonesOutput, error)
+	DescribeAvailabilityZones(ctx context.Context) ([]Zone, error)
 }
 
 var (
 	_ efsAPI = (*efs.Client)(nil)
-	_ ec2API = (*ec2.Client)(nil)
+	_ ec2API = (*ec2Query)(nil)
 )
 
 // listPageSize is the DescribeAccessPoints page size when listing a file system (the EFS maximum).
@@ -166,15 +165,9 @@ func (c *Cloud) DescribeMountTargets(ctx context.Context, fileSystemID string) (
 
 // AvailabilityZones lists the calling account's zones in its region, name and ID.
 func (c *Cloud) AvailabilityZones(ctx context.Context) ([]Zone, error) {
-	out, err := c.ec2.DescribeAvailabilityZones(ctx, &ec2.DescribeAvailabilityZonesInput{}, func(o *ec2.Options) {
-		o.Retryer = c.retryers.get("DescribeAvailabilityZones")
-	})
+	zones, err := c.ec2.DescribeAvailabilityZones(ctx)
 	if err != nil {
 		return nil, classify("DescribeAvailabilityZones", "", err)
-	}
-	zones := make([]Zone, 0, len(out.AvailabilityZones))
-	for _, z := range out.AvailabilityZones {
-		zones = append(zones, Zone{Name: aws.ToString(z.ZoneName), ID: aws.ToString(z.ZoneId)})
 	}
 	return zones, nil
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/efs"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"k8s.io/klog/v2"
@@ -40,6 +39,9 @@ type Provider struct {
 	own    *Cloud
 	mu     sync.Mutex
 	byRole map[roleKey]*Cloud
+
+	// ec2Endpoint is resolved once: cross-account Clouds use the same endpoints with other credentials.
+	ec2Endpoint string
 }
 
 type roleKey struct{ roleARN, externalID string }
@@ -63,13 +65,18 @@ func NewProvider(ctx context.Context, opts Options) (*Provider, error) {
 	if opts.Observer != nil {
 		cfg.APIOptions = append(cfg.APIOptions, addMetricsMiddleware(opts.Observer, time.Now))
 	}
-	p := &Provider{base: cfg, opts: opts, byRole: map[roleKey]*Cloud{}}
+	ec2URL, err := ec2Endpoint(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("resolve the EC2 endpoint: %w", err)
+	}
+	p := &Provider{base: cfg, opts: opts, ec2Endpoint: ec2URL, byRole: map[roleKey]*Cloud{}}
 	p.own = p.newCloud(cfg, "")
 	return p, nil
 }
 
 func (p *Provider) newCloud(cfg aws.Config, key string) *Cloud {
-	return &Cloud{efs: efs.NewFromConfig(cfg), ec2: ec2.NewFromConfig(cfg), retryers: newRetryers(p.opts.Retry), Key: key}
+	r := newRetryers(p.opts.Retry)
+	return &Cloud{efs: efs.NewFromConfig(cfg), ec2: newEC2Query(cfg, p.ec2Endpoint, r.get, p.opts.Observer), retryers: r, Key: key}
 }
 
 // Own returns the Cloud of the driver's own credentials.

@@ -7,7 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 )
 
 // Component is the source component of the Events the driver posts (the CSI driver name).
@@ -16,7 +16,9 @@ const Component = "efs.csi.aws.com"
 // Poster posts Events through client-go; the controller's service account needs get on
 // persistentvolumeclaims and create on events (both in the upstream and operator RBAC).
 type Poster struct {
-	Client kubernetes.Interface
+	Client interface {
+		CoreV1() corev1client.CoreV1Interface
+	}
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }

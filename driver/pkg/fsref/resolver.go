@@ -8,7 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/scparams"
 )
@@ -19,7 +19,10 @@ var ErrRefNotFound = errors.New("file system ID reference not found")
 // KubeResolver reads the file system ID that a fileSystemIdConfigRef or fileSystemIdSecretRef points at, with one
 // GET of the ConfigMap or Secret through client-go (the controller's service account needs get on it).
 type KubeResolver struct {
-	Client kubernetes.Interface
+	// Client is a clientset (or anything with its CoreV1 method: the driver links only the typed core/v1 client).
+	Client interface {
+		CoreV1() corev1client.CoreV1Interface
+	}
 }
 
 // Resolve returns the value at ref: a ConfigMap data key, or a Secret data key, trimmed of surrounding space.

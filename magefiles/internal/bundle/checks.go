@@ -20,14 +20,25 @@ import (
 
 // RequiredAnnotations are the CSV annotations OpenShift's console and catalogs read; each must be present.
 var RequiredAnnotations = []string{
-	"features.operators.openshift.io/token-auth-aws",
-	"features.operators.openshift.io/disconnected",
-	"features.operators.openshift.io/fips-compliant",
-	"features.operators.openshift.io/proxy-aware",
-	"operators.openshift.io/infrastructure-features",
 	"operatorframework.io/suggested-namespace",
 	"olm.skipRange",
 	"olm.properties",
+}
+
+// featurePrefix starts the infrastructure feature annotations that replaced the deprecated
+// operators.openshift.io/infrastructure-features list.
+const featurePrefix = "features.operators.openshift.io/"
+
+// deprecatedFeatures is the JSON list annotation OpenShift's console no longer reads.
+const deprecatedFeatures = "operators.openshift.io/infrastructure-features"
+
+// RequiredFeatures are the features.operators.openshift.io/* annotations every CSV must set to "true" or "false"
+// (OpenShift's operator certification lists all ten), with the value this operator must declare where one is
+// implied by what it is: an AWS CSI driver operator that supports STS.
+var RequiredFeatures = map[string]string{
+	"disconnected": "", "fips-compliant": "", "proxy-aware": "", "tls-profiles": "",
+	"token-auth-aws": "true", "token-auth-azure": "false", "token-auth-gcp": "false",
+	"cnf": "false", "cni": "false", "csi": "true",
 }
 
 // architectures are the CPU architectures every image is built for (platform.Supported); the CSV must label each
@@ -209,11 +220,45 @@ func checkAnnotations(csv *v1alpha1.ClusterServiceVersion) []string {
 			out = append(out, "metadata.annotations olm.properties: no olm.maxOpenShiftVersion property")
 		}
 	}
-	if v, ok := csv.Annotations["operators.openshift.io/infrastructure-features"]; ok {
-		var feats []string
-		if err := json.Unmarshal([]byte(v), &feats); err != nil {
-			out = append(out, fmt.Sprintf("metadata.annotations operators.openshift.io/infrastructure-features %q: want a JSON list of strings: %v", v, err))
+	return append(out, checkFeatures(csv.Annotations)...)
+}
+
+// checkFeatures requires every features.operators.openshift.io/* annotation of RequiredFeatures with "true" or
+// "false" (and the implied value where there is one), refuses unknown feature names, and refuses the deprecated
+// infrastructure-features list.
+func checkFeatures(ann map[string]string) []string {
+	var out []string
+	if _, ok := ann[deprecatedFeatures]; ok {
+		out = append(out, fmt.Sprintf("metadata.annotations: %s is deprecated: declare each feature as %s<feature>: \"true\" or \"false\" instead", deprecatedFeatures, featurePrefix))
+	}
+	names := make([]string, 0, len(RequiredFeatures))
+	for n := range RequiredFeatures {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		k := featurePrefix + n
+		v, ok := ann[k]
+		switch want := RequiredFeatures[n]; {
+		case !ok:
+			out = append(out, fmt.Sprintf("metadata.annotations: missing %s: want \"true\" or \"false\"", k))
+		case v != "true" && v != "false":
+			out = append(out, fmt.Sprintf("metadata.annotations %s %q: want \"true\" or \"false\"", k, v))
+		case want != "" && v != want:
+			out = append(out, fmt.Sprintf("metadata.annotations %s %q: want %q for this operator", k, v, want))
 		}
+	}
+	var unknown []string
+	for k := range ann {
+		if n, ok := strings.CutPrefix(k, featurePrefix); ok {
+			if _, known := RequiredFeatures[n]; !known {
+				unknown = append(unknown, k)
+			}
+		}
+	}
+	sort.Strings(unknown)
+	for _, k := range unknown {
+		out = append(out, fmt.Sprintf("metadata.annotations: unknown feature annotation %s: want one of %s%s", k, featurePrefix, strings.Join(names, ", "+featurePrefix)))
 	}
 	return out
 }

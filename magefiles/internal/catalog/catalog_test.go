@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -23,6 +24,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"github.com/operator-framework/operator-registry/alpha/property"
 
 	"github.com/openshift/aws-efs-csi/magefiles/internal/bundle"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/platform"
@@ -113,25 +116,27 @@ func TestBundleAndCatalogAgainstOPM(t *testing.T) {
 	pins := pinImages(t, reg)
 	dir1, ref1 := pushBundle(t, reg, "v1.0.0", pins)
 
-	// opm render pulls the pushed bundle image from the loopback registry; our olm.bundle blob must say the same.
-	var rendered Blob
+	// opm render pulls the pushed bundle image from the loopback registry; our olm.bundle must say the same.
+	var rendered map[string]any
 	if err := json.Unmarshal(runOPM(t, "render", ref1, "--use-http", "-o", "json"), &rendered); err != nil {
 		t.Fatal(err)
 	}
-	ours, err := ReadBundle(dir1, ref1)
+	ours, err := RenderBundle(dir1, ref1)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var oursJSON map[string]any
+	data, _ := json.Marshal(ours.Bundle)
+	if err := json.Unmarshal(data, &oursJSON); err != nil {
+		t.Fatal(err)
+	}
 	for _, k := range []string{"schema", "name", "package", "image"} {
-		if rendered[k] != ours.Blob[k] {
-			t.Errorf("%s: opm render says %v, the catalog step %v", k, rendered[k], ours.Blob[k])
+		if rendered[k] != oursJSON[k] {
+			t.Errorf("%s: opm render says %v, the catalog step %v", k, rendered[k], oursJSON[k])
 		}
 	}
 	for _, k := range []string{"properties", "relatedImages"} {
-		o, _ := json.Marshal(ours.Blob[k])
-		var back any
-		_ = json.Unmarshal(o, &back)
-		if got, want := strings.Join(canonical(t, back), "\n"), strings.Join(canonical(t, rendered[k]), "\n"); got != want {
+		if got, want := strings.Join(canonical(t, oursJSON[k]), "\n"), strings.Join(canonical(t, rendered[k]), "\n"); got != want {
 			t.Errorf("%s differ:\nours: %s\nopm:  %s", k, got, want)
 		}
 	}
@@ -140,7 +145,7 @@ func TestBundleAndCatalogAgainstOPM(t *testing.T) {
 	cat := filepath.Join(t.TempDir(), "catalog")
 	base := opmBase(t, opm(t))
 	res, err := Run(t.Context(), Options{
-		BundleDir: dir1, BundleImage: ref1, PackageFile: filepath.Join(repoRoot(t), "operator", "manifests", bundle.PackageFile),
+		BundleDir: dir1, BundleImage: ref1, PackageFile: packageFile(t),
 		Dir: cat, Fresh: true, Base: "oci:" + base, ImageOutDir: t.TempDir(),
 		Stamp: stamp.Stamp{Version: "v1.0.0", Commit: "0123456789abcdef0123456789abcdef01234567"}, MTime: testTime,
 		Platforms: []platform.Platform{{OS: "linux", Arch: "amd64"}}, Registry: reg + "/test",
@@ -150,48 +155,98 @@ func TestBundleAndCatalogAgainstOPM(t *testing.T) {
 	}
 	runOPM(t, "validate", cat)
 	checkCatalogImage(t, res.Image.Reference)
+	checkMigrated(t, cat)
 
 	// Release engineers add the next bundle to the existing catalog directory.
 	dir2, ref2 := pushBundle(t, reg, "v1.1.0", pins)
-	if _, err := Run(t.Context(), Options{BundleDir: dir2, BundleImage: ref2, PackageFile: filepath.Join(repoRoot(t), "operator", "manifests", bundle.PackageFile), Dir: cat}); err != nil {
+	if _, err := Run(t.Context(), Options{BundleDir: dir2, BundleImage: ref2, PackageFile: packageFile(t), Dir: cat}); err != nil {
 		t.Fatal(err)
 	}
 	runOPM(t, "validate", cat)
-	entries := channelEntries(t, res.File, "stable")
+	checkMigrated(t, cat)
 	want := `[{"name":"aws-efs-csi-driver-operator.v1.0.0","skipRange":"\u003e=0.0.0-0 \u003c1.0.0"},` +
 		`{"name":"aws-efs-csi-driver-operator.v1.1.0","replaces":"aws-efs-csi-driver-operator.v1.0.0","skipRange":"\u003e=0.0.0-0 \u003c1.1.0"}]`
-	if entries != want {
+	if entries := channelEntries(t, cat, "aws-efs-csi-driver-operator", "stable"); entries != want {
 		t.Errorf("channel entries:\n got %s\nwant %s", entries, want)
 	}
 	// Adding the same bundle again changes nothing; an older one is refused.
-	if _, err := Run(t.Context(), Options{BundleDir: dir2, BundleImage: ref2, PackageFile: filepath.Join(repoRoot(t), "operator", "manifests", bundle.PackageFile), Dir: cat}); err != nil {
+	before := readTree(t, cat)
+	if _, err := Run(t.Context(), Options{BundleDir: dir2, BundleImage: ref2, PackageFile: packageFile(t), Dir: cat}); err != nil {
 		t.Fatal(err)
 	}
-	if got := channelEntries(t, res.File, "stable"); got != want {
-		t.Errorf("after adding v1.1.0 again: %s", got)
+	if after := readTree(t, cat); after != before {
+		t.Errorf("adding v1.1.0 again changed the catalog")
 	}
 	dir0, ref0 := pushBundle(t, reg, "v0.9.0", pins)
-	_, err = Run(t.Context(), Options{BundleDir: dir0, BundleImage: ref0, PackageFile: filepath.Join(repoRoot(t), "operator", "manifests", bundle.PackageFile), Dir: cat})
+	_, err = Run(t.Context(), Options{BundleDir: dir0, BundleImage: ref0, PackageFile: packageFile(t), Dir: cat})
 	if err == nil || !strings.Contains(err.Error(), "not older than 0.9.0") {
 		t.Fatalf("adding an older bundle: error %v, want one saying the head is not older", err)
+	}
+	if after := readTree(t, cat); after != before {
+		t.Errorf("a refused bundle changed the catalog")
 	}
 	runOPM(t, "validate", cat)
 }
 
-func channelEntries(t *testing.T, file, channel string) string {
+func packageFile(t *testing.T) string {
 	t.Helper()
-	f, err := ReadFile(file)
+	return filepath.Join(repoRoot(t), "operator", "manifests", bundle.PackageFile)
+}
+
+// loadCatalog reads a catalog directory with operator-registry.
+func loadCatalog(t *testing.T, dir string) *declcfg.DeclarativeConfig {
+	t.Helper()
+	cfg, err := declcfg.LoadFS(t.Context(), os.DirFS(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range f.Blobs {
-		if b["schema"] == "olm.channel" && b["name"] == channel {
-			out, _ := json.Marshal(b["entries"])
+	return cfg
+}
+
+func channelEntries(t *testing.T, dir, pkg, channel string) string {
+	t.Helper()
+	for _, c := range loadCatalog(t, dir).Channels {
+		if c.Package == pkg && c.Name == channel {
+			out, _ := json.Marshal(c.Entries)
 			return string(out)
 		}
 	}
-	t.Fatalf("%s has no channel %s", file, channel)
+	t.Fatalf("%s has no channel %s in package %s", dir, channel, pkg)
 	return ""
+}
+
+// checkMigrated checks that every bundle of the catalog is at the default migrate level: olm.csv.metadata, no
+// olm.bundle.object.
+func checkMigrated(t *testing.T, dir string) {
+	t.Helper()
+	for _, b := range loadCatalog(t, dir).Bundles {
+		var types []string
+		for _, p := range b.Properties {
+			types = append(types, p.Type)
+		}
+		all := strings.Join(types, ",")
+		if strings.Contains(all, property.TypeBundleObject) || !strings.Contains(all, property.TypeCSVMetadata) {
+			t.Errorf("bundle %s/%s has properties %s: want olm.csv.metadata and no olm.bundle.object", b.Package, b.Name, all)
+		}
+	}
+}
+
+// readTree returns every file under dir with its content, in order.
+func readTree(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		fmt.Fprintf(&b, "== %s\n%s", p, data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // opmBase writes a linux/amd64 OCI layout holding the opm binary at /bin/opm, standing in for the opm base image.

@@ -1,4 +1,5 @@
-// Package catalog writes the operator's file-based catalog (FBC): the olm.package, the olm.channel with its
-// upgrade graph (replaces and skipRange) and one olm.bundle per version, either fresh or added to an existing
-// catalog directory, and assembles the catalog image on an opm base.
+// Package catalog writes the operator's file-based catalog (FBC) with operator-framework/operator-registry's
+// declcfg: it renders the bundle into an olm.bundle, adds it to its package and to the packages it upgrades
+// (replacing each channel's head, with the CSV's skipRange), applies one --migrate-level across the catalog,
+// validates the result as `opm validate` does, and assembles the catalog image on an opm base.
 package catalog

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/operator-framework/operator-registry/alpha/action/migrations"
 
 	"github.com/openshift/aws-efs-csi/magefiles/internal/bundle"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/imagebuild"
@@ -23,6 +24,9 @@ const (
 	EnvBase = "CATALOG_BASE"
 	// EnvBundleImage overrides the bundle's pull spec (by digest), e.g. the image Konflux built.
 	EnvBundleImage = "CATALOG_BUNDLE_IMAGE"
+	// EnvMigrateLevel is opm's --migrate-level for the whole catalog (DefaultMigrateLevel when unset; "none" keeps
+	// olm.bundle.object properties).
+	EnvMigrateLevel = "CATALOG_MIGRATE_LEVEL"
 )
 
 // DevelopmentBundleRepository names the bundle in a catalog whose bundle image was not pushed.
@@ -49,6 +53,12 @@ func OptionsFromEnv(ctx context.Context, root string, getenv func(string) string
 			return Options{}, fmt.Errorf("%s %q: want an existing catalog directory", EnvDir, d)
 		}
 		opts.Dir, opts.Fresh = d, false
+	}
+	opts.MigrateLevel = getenv(EnvMigrateLevel)
+	if opts.MigrateLevel != "" {
+		if _, err := migrations.NewMigrations(opts.MigrateLevel); err != nil {
+			return Options{}, fmt.Errorf("%s %q: %w: want none or %s", EnvMigrateLevel, opts.MigrateLevel, err, DefaultMigrateLevel)
+		}
 	}
 	opts.Base = getenv(EnvBase)
 	if opts.Base == "" && opts.Registry != "" {

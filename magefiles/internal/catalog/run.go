@@ -2,14 +2,20 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/operator-framework/operator-registry/alpha/action/migrations"
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"github.com/operator-framework/operator-registry/pkg/lib/config"
 
 	"github.com/openshift/aws-efs-csi/magefiles/internal/bundle"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/imagebuild"
@@ -23,6 +29,10 @@ const ImageName = "aws-efs-csi-driver-operator-catalog"
 // DefaultBase is the opm image the catalog image is built on when REGISTRY is set and CATALOG_BASE is not.
 const DefaultBase = "registry.redhat.io/openshift4/ose-operator-registry-rhel9:v4.22"
 
+// DefaultMigrateLevel is the migrate level of OpenShift's catalogs since 4.17: bundles carry olm.csv.metadata
+// instead of every manifest as an olm.bundle.object.
+const DefaultMigrateLevel = "bundle-object-to-csv-metadata"
+
 // ConfigsDir is where the catalog image keeps the file-based catalog.
 const ConfigsDir = "/configs"
 
@@ -33,10 +43,13 @@ type Options struct {
 	BundleImage string
 	// PackageFile is operator/manifests/package.yaml.
 	PackageFile string
-	// Dir is the catalog directory; Fresh empties it first (the default output), otherwise the bundle is added to
-	// what it holds.
+	// Dir is the catalog directory; Fresh starts an empty catalog (the default output), otherwise the bundle is
+	// added to what Dir holds.
 	Dir   string
 	Fresh bool
+	// MigrateLevel is the operator-registry migration applied to every bundle of the catalog (opm's
+	// --migrate-level); empty means DefaultMigrateLevel.
+	MigrateLevel string
 	// Base is the opm image of the catalog image; empty means no image is built.
 	Base        string
 	ImageOutDir string
@@ -53,6 +66,7 @@ type Options struct {
 
 // Result is what a run produced.
 type Result struct {
+	// File is the bundle's package file, <Dir>/<package>/catalog.yaml.
 	File   string
 	Bundle Bundle
 	// Image is the catalog image; Built is false when no base was given.
@@ -60,8 +74,10 @@ type Result struct {
 	Built bool
 }
 
-// Run adds the bundle to the catalog directory, checks the package's upgrade graph and, with a base, assembles
-// the catalog image (and pushes it with a registry).
+// Run adds the bundle to the catalog directory (to its package and to the packages it upgrades), applies the
+// migrate level across the whole catalog, validates it as `opm validate` does and, with a base, assembles the
+// catalog image (and pushes it with a registry). The directory is written in opm's layout,
+// <package>/catalog.yaml, and only after validation passed: a failed run leaves it as it was.
 func Run(ctx context.Context, opts Options) (Result, error) {
 	out := opts.Progress
 	if out == nil {
@@ -71,30 +87,42 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	b, err := ReadBundle(opts.BundleDir, opts.BundleImage)
+	level := opts.MigrateLevel
+	if level == "" {
+		level = DefaultMigrateLevel
+	}
+	migs, err := migrations.NewMigrations(level)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s %q: %w", EnvMigrateLevel, level, err)
+	}
+	b, err := RenderBundle(opts.BundleDir, opts.BundleImage)
 	if err != nil {
 		return Result{}, err
 	}
-	if opts.Fresh {
-		if err := os.RemoveAll(opts.Dir); err != nil {
+	if b.Package != pkg.Name {
+		return Result{}, fmt.Errorf("the bundle is for package %s, %s names %s", b.Package, opts.PackageFile, pkg.Name)
+	}
+	cfg, files := &declcfg.DeclarativeConfig{}, []string(nil)
+	if !opts.Fresh {
+		if cfg, files, err = load(ctx, opts.Dir); err != nil {
 			return Result{}, err
 		}
 	}
-	f, err := findPackageFile(opts.Dir, pkg.Name)
+	current, err := declcfg.ConvertToModel(*cfg)
 	if err != nil {
+		return Result{}, fmt.Errorf("the catalog in %s is not valid: %w", opts.Dir, err)
+	}
+	if err := AddBundle(cfg, current, pkg, b); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", opts.Dir, err)
+	}
+	if err := migs.Migrate(cfg); err != nil {
+		return Result{}, fmt.Errorf("migrating the catalog to %s: %w", level, err)
+	}
+	if err := write(ctx, *cfg, opts.Dir, files, opts.Fresh); err != nil {
 		return Result{}, err
 	}
-	if err := AddBundle(&f, pkg, b); err != nil {
-		return Result{}, err
-	}
-	if err := Check(f.Blobs, pkg.Name); err != nil {
-		return Result{}, fmt.Errorf("%s: %w", f.Path, err)
-	}
-	if err := f.Write(); err != nil {
-		return Result{}, err
-	}
-	fmt.Fprintf(out, "catalog: %s (%s) added to %s\n", b.Name, opts.BundleImage, f.Path)
-	res := Result{File: f.Path, Bundle: b}
+	res := Result{File: filepath.Join(opts.Dir, pkg.Name, "catalog.yaml"), Bundle: b}
+	fmt.Fprintf(out, "catalog: %s (%s) added to %s in %s (migrate level %s)\n", b.Name, opts.BundleImage, strings.Join(packageNames(pkg), ", "), opts.Dir, level)
 	if opts.Base == "" {
 		fmt.Fprintf(out, "catalog: image not built: no opm base; set CATALOG_BASE=<registry reference or oci:<dir>> (e.g. %s) or REGISTRY to build it\n", DefaultBase)
 		return res, nil
@@ -102,6 +130,84 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	res.Image, err = buildImage(ctx, opts)
 	res.Built = err == nil
 	return res, err
+}
+
+func packageNames(pkg Package) []string {
+	var out []string
+	for _, p := range pkg.packages() {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+// load reads the file-based catalog in dir and lists the files that hold its blobs.
+func load(ctx context.Context, dir string) (*declcfg.DeclarativeConfig, []string, error) {
+	var metas []*declcfg.Meta
+	seen := map[string]bool{}
+	var files []string
+	err := declcfg.WalkMetasFS(ctx, os.DirFS(dir), func(path string, m *declcfg.Meta, err error) error {
+		if err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(dir, path), err)
+		}
+		metas = append(metas, m)
+		if !seen[path] {
+			seen[path] = true
+			files = append(files, path)
+		}
+		return nil
+	}, declcfg.WithConcurrency(1))
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the catalog in %s: %w", dir, err)
+	}
+	cfg, err := declcfg.LoadSlice(metas)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the catalog in %s: %w", dir, err)
+	}
+	return cfg, files, nil
+}
+
+// write writes cfg in opm's layout into a staging directory beside dir, validates it with opm's validation, and
+// then replaces the catalog files of dir (old, the files that held blobs) with it. Other files in dir stay, unless
+// fresh, which empties dir.
+func write(ctx context.Context, cfg declcfg.DeclarativeConfig, dir string, old []string, fresh bool) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return err
+	}
+	stage, err := os.MkdirTemp(filepath.Dir(dir), ".catalog-stage-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(stage)
+	if err := declcfg.WriteFS(cfg, stage, declcfg.WriteYAML, ".yaml"); err != nil {
+		return err
+	}
+	if err := config.Validate(ctx, os.DirFS(stage)); err != nil {
+		return fmt.Errorf("the catalog is not valid: %w", err)
+	}
+	if fresh {
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+	}
+	for _, f := range old {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return filepath.WalkDir(stage, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(stage, p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return err
+		}
+		return os.Rename(p, to)
+	})
 }
 
 // ImageSpec is the catalog image: the opm base, the catalog directory under /configs, and opm serve as command.
