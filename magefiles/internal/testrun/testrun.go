@@ -40,11 +40,12 @@ type Options struct {
 var raceNeeds = []sysdeps.Requirement{{Package: "gcc", Command: "gcc"}}
 
 // goNeeds is what the go test suite of module dir needs: the driver's end-to-end tests (driver/test/e2e) also run
-// our mount.efs through real mount(8) and stunnel, so they need the efs-utils suite's packages; the magefiles
+// our mount.efs through real mount(8) and stunnel, and the operator's tests run our efs-utils with the endpoints its
+// hook sets, so both need the efs-utils suite's packages; the magefiles
 // tests build a stand-in sdist into a wheel and byte-compile efs-utils with the system Python.
 func goNeeds(dir string) []sysdeps.Requirement {
 	switch dir {
-	case "driver":
+	case "driver", "operator":
 		return append(append([]sysdeps.Requirement{}, raceNeeds...), pythonNeeds...)
 	case "magefiles":
 		return append(append([]sysdeps.Requirement{}, raceNeeds...), buildPythonNeeds...)
