@@ -33,6 +33,7 @@ func run(ctx context.Context, args []string) int {
 		}
 		return 2
 	}
+	opts.ApplyEnv(fs, os.Getenv)
 	if opts.Version {
 		fmt.Println("aws-efs-csi-driver", version.Get())
 		return 0

@@ -67,8 +67,19 @@ func TestOperatorManifestsStartTheDriver(t *testing.T) {
 			if err := fs.Parse(args); err != nil {
 				t.Fatalf("the driver refuses the arguments of %s %q: %v", tt.file, args, err)
 			}
+			opts.ApplyEnv(fs, func(name string) string { return env[name] })
 			if err := opts.Validate(); err != nil {
 				t.Fatalf("the driver refuses the arguments of %s %q: %v", tt.file, args, err)
+			}
+			// The default install must start the upstream driver too: only upstream v3.4.1's flags (12.8).
+			upstream := map[string]bool{}
+			for _, f := range upstreamFlags {
+				upstream[strings.SplitN(strings.TrimLeft(f, "-"), "=", 2)[0]] = true
+			}
+			for _, a := range c.Args {
+				if name := strings.SplitN(strings.TrimLeft(a, "-"), "=", 2)[0]; !upstream[name] {
+					t.Errorf("%s passes %s, which the upstream driver v3.4.1 refuses; use an environment variable", tt.file, a)
+				}
 			}
 			if opts.Mode != tt.wantMode {
 				t.Fatalf("%s starts the driver in mode %q, want %q", tt.file, opts.Mode, tt.wantMode)

@@ -66,7 +66,7 @@ type Options struct {
 // AddFlags binds the options, and klog's flags, onto fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Version, "version", false, "Print the driver version, commit and tree state, then exit.")
-	fs.StringVar((*string)(&o.Mode), "mode", string(ModeAll), "Which CSI services to serve: controller, node or all.")
+	fs.StringVar((*string)(&o.Mode), "mode", string(ModeAll), "Which CSI services to serve: controller, node or all. Unset: the "+modeEnv+" environment variable, else all.")
 	fs.StringVar(&o.Endpoint, "endpoint", "unix:///var/lib/csi/sockets/pluginproxy/csi.sock", "CSI gRPC endpoint: unix:///absolute/path, unix:/absolute/path or tcp://host:port.")
 	fs.StringVar(&o.Region, "region", "", "AWS region. Empty: instance metadata, else the AWS_REGION environment variable.")
 	fs.StringVar(&o.AvailabilityZone, "availability-zone", "", "Availability zone the driver runs in. Empty: instance metadata.")
@@ -86,6 +86,19 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.AddGoFlagSet(o.klogFlags)
 }
 
+// modeEnv selects the mode when --mode is not given. The upstream driver has no --mode flag and refuses unknown
+// flags but ignores unknown environment variables, so the operator's manifests set this instead of --mode and
+// start either driver.
+const modeEnv = "EFS_CSI_DRIVER_MODE"
+
+// ApplyEnv fills what the flags in fs left unset from the environment: the mode from EFS_CSI_DRIVER_MODE. An
+// explicit --mode wins.
+func (o *Options) ApplyEnv(fs *pflag.FlagSet, getenv func(string) string) {
+	if m := getenv(modeEnv); m != "" && !fs.Changed("mode") {
+		o.Mode = Mode(m)
+	}
+}
+
 // Validate checks the options together and names the flag and its accepted form on error.
 func (o *Options) Validate() error {
 	valid := false
@@ -93,7 +106,7 @@ func (o *Options) Validate() error {
 		valid = valid || o.Mode == m
 	}
 	if !valid {
-		return fmt.Errorf("--mode %q: want one of %s", o.Mode, joinModes())
+		return fmt.Errorf("--mode (or %s) %q: want one of %s", modeEnv, o.Mode, joinModes())
 	}
 	if _, _, err := driver.ParseEndpoint(o.Endpoint); err != nil {
 		return fmt.Errorf("--%w", err)

@@ -28,7 +28,7 @@ func TestValidate(t *testing.T) {
 		{name: "controller", args: []string{"--mode=controller", "--endpoint=unix:///tmp/csi.sock", "--http-endpoint=127.0.0.1:3301",
 			"--tags=a:b c:d", "--delete-access-point-root-dir", "--adaptive-retry-mode=false", "--region=us-east-1"}},
 		{name: "node", args: []string{"--mode=node"}},
-		{name: "unknown mode", args: []string{"--mode=both"}, wantErr: `--mode "both": want one of controller, node, all`},
+		{name: "unknown mode", args: []string{"--mode=both"}, wantErr: `--mode (or EFS_CSI_DRIVER_MODE) "both": want one of controller, node, all`},
 		// Upstream accepts tcp://host:port (util.ParseEndpoint); so do we.
 		{name: "tcp endpoint", args: []string{"--endpoint=tcp://127.0.0.1:10000"}},
 		{name: "tcp endpoint without port", args: []string{"--endpoint=tcp://127.0.0.1"}, wantErr: `--endpoint "tcp://127.0.0.1": want tcp://host:port`},
@@ -67,5 +67,39 @@ func TestRunVersionAndBadFlags(t *testing.T) {
 	}
 	if code := run(t.Context(), []string{"--no-such-flag"}); code != 2 {
 		t.Errorf("unknown flag exit code = %d, want 2", code)
+	}
+}
+
+// TestModeFromEnvironment: the operator's manifests select the mode with EFS_CSI_DRIVER_MODE (the upstream driver
+// has no --mode flag); an explicit --mode wins, and neither means all.
+func TestModeFromEnvironment(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  string
+		want Mode
+	}{
+		{name: "neither", want: ModeAll},
+		{name: "environment", env: "node", want: ModeNode},
+		{name: "flag wins", args: []string{"--mode=controller"}, env: "node", want: ModeController},
+		{name: "flag alone", args: []string{"--mode=node"}, want: ModeNode},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+			var o Options
+			o.AddFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			o.ApplyEnv(fs, func(name string) string {
+				if name == "EFS_CSI_DRIVER_MODE" {
+					return tc.env
+				}
+				return ""
+			})
+			if o.Mode != tc.want {
+				t.Errorf("mode %q, want %q", o.Mode, tc.want)
+			}
+		})
 	}
 }
