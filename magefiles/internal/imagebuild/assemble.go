@@ -221,7 +221,7 @@ func (a *assembler) wheelEntries(t wheelinstall.Target) ([]layer.Entry, error) {
 	a.mu.Unlock()
 	m.once.Do(func() {
 		if len(a.opts.Wheels) == 0 {
-			m.err = fmt.Errorf("no verified wheels were given (run `go tool mage wheels`)")
+			m.err = fmt.Errorf("no wheels were given (run `go tool mage wheels`)")
 		}
 		for _, w := range a.opts.Wheels {
 			f, err := os.Open(w)

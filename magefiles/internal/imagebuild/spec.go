@@ -14,7 +14,7 @@ type LayerKind int
 const (
 	// EFSUtils installs efs-utils per efs-utils/layout.json (platform-independent).
 	EFSUtils LayerKind = iota
-	// Wheels installs the verified wheels into the base Python's site-packages (platform-independent).
+	// Wheels installs Options.Wheels into the base Python's site-packages (platform-independent).
 	Wheels
 	// Binary installs the platform's build of a program at Dest with mode 0755.
 	Binary

@@ -14,7 +14,7 @@ type Env struct {
 	Requirements string
 	// IndexURL is WHEELS_INDEX_URL, default DefaultIndexURL.
 	IndexURL string
-	// Dir is where verified wheels are kept: <root>/_output/wheels.
+	// Dir is where verified files are kept: <root>/_output/wheels.
 	Dir string
 }
 
