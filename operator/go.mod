@@ -3,18 +3,21 @@ module github.com/openshift/aws-efs-csi/operator
 go 1.26.0
 
 require (
+	github.com/container-storage-interface/spec v1.13.0
 	github.com/google/go-containerregistry v0.22.1
 	github.com/openshift/api v0.0.0-20260721120239-14262bf791c8
 	github.com/openshift/client-go v0.0.0-20260721124015-35d8f3c0e847
 	github.com/openshift/library-go v0.0.0-20260721103755-0c9fbc9f043a
 	github.com/spf13/cobra v1.10.2
 	google.golang.org/grpc v1.85.0
+	google.golang.org/protobuf v1.36.12
 	k8s.io/api v0.36.2
 	k8s.io/apimachinery v0.36.2
 	k8s.io/client-go v0.36.2
 	k8s.io/component-base v0.36.2
 	k8s.io/cri-api v0.36.2
 	k8s.io/klog/v2 v2.140.0
+	k8s.io/kubelet v0.36.2
 	k8s.io/utils v0.0.0-20260707023825-cf1189d6abe3
 )
 
@@ -110,7 +113,6 @@ require (
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260825221802-da73d73af1c5 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect

@@ -82,49 +82,71 @@ func ToolsDir(getenv func(string) string) (string, error) {
 // (built in a temporary directory, then renamed), and concurrent callers wait for one build through a lock file.
 // Progress goes to log; a cold build takes ten minutes or more on two busy cores.
 func Build(ctx context.Context, toolsDir string, log io.Writer) (Binaries, error) {
-	name := "kubernetes-" + KubernetesVersion
-	dir := filepath.Join(toolsDir, name)
-	if ok, err := complete(dir); ok || err != nil {
-		return binariesIn(dir), err
+	var names []string
+	for _, c := range commands {
+		names = append(names, c.name)
 	}
-	if err := os.MkdirAll(toolsDir, 0o755); err != nil {
-		return Binaries{}, err
-	}
-	unlock, err := lock(ctx, filepath.Join(toolsDir, "."+name+".lock"), log)
+	what := fmt.Sprintf("Kubernetes %s (etcd %s)", KubernetesVersion, EtcdVersion)
+	dir, err := buildCached(ctx, toolsDir, "kubernetes-"+KubernetesVersion, names, what, log, buildSet)
 	if err != nil {
 		return Binaries{}, err
 	}
-	defer unlock()
-	if ok, err := complete(dir); ok || err != nil { // built by whoever held the lock before us
-		return binariesIn(dir), err
-	}
-	work, err := os.MkdirTemp(toolsDir, "."+name+"-build-")
-	if err != nil {
-		return Binaries{}, err
-	}
-	defer os.RemoveAll(work)
-	fmt.Fprintf(log, "kubernetes: building %s (etcd %s) into %s; minutes on a cold cache\n", KubernetesVersion, EtcdVersion, dir)
-	out := filepath.Join(work, "bin")
-	if err := buildSet(ctx, work, out, log); err != nil {
-		return Binaries{}, err
-	}
-	if err := os.Rename(out, dir); err != nil {
-		return Binaries{}, fmt.Errorf("publishing the built Kubernetes set: %w", err)
-	}
-	fmt.Fprintf(log, "kubernetes: built %s\n", dir)
 	return binariesIn(dir), nil
 }
 
-// complete reports whether dir holds every binary of the set. A directory that exists but lacks one was not made
-// by Build (which renames only a finished set into place): that is an error naming what to delete.
-func complete(dir string) (bool, error) {
+// buildCached returns toolsDir/<name>, which must hold files, building it first when it is missing: build writes
+// the files into out, a directory beside its scratch directory work, and out is renamed into place only once
+// build succeeded. A lock file makes concurrent callers wait for one build.
+func buildCached(ctx context.Context, toolsDir, name string, files []string, what string, log io.Writer,
+	build func(ctx context.Context, work, out string, log io.Writer) error) (string, error) {
+	dir := filepath.Join(toolsDir, name)
+	if ok, err := complete(dir, files); ok || err != nil {
+		return dir, err
+	}
+	if err := os.MkdirAll(toolsDir, 0o755); err != nil {
+		return "", err
+	}
+	unlock, err := lock(ctx, filepath.Join(toolsDir, "."+name+".lock"), log)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if ok, err := complete(dir, files); ok || err != nil { // built by whoever held the lock before us
+		return dir, err
+	}
+	work, err := os.MkdirTemp(toolsDir, "."+name+"-build-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(work)
+	fmt.Fprintf(log, "tools: building %s into %s; minutes on a cold cache\n", what, dir)
+	out := filepath.Join(work, "bin")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", err
+	}
+	if err := build(ctx, work, out, log); err != nil {
+		return "", err
+	}
+	if ok, err := complete(out, files); !ok || err != nil {
+		return "", fmt.Errorf("building %s left an incomplete set in %s: %v", what, out, err)
+	}
+	if err := os.Rename(out, dir); err != nil {
+		return "", fmt.Errorf("publishing %s: %w", dir, err)
+	}
+	fmt.Fprintf(log, "tools: built %s\n", dir)
+	return dir, nil
+}
+
+// complete reports whether dir holds every file. A directory that exists but lacks one was not made by
+// buildCached (which renames only a finished set into place): that is an error naming what to delete.
+func complete(dir string, files []string) (bool, error) {
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
-	for _, c := range commands {
-		st, err := os.Stat(filepath.Join(dir, c.name))
+	for _, f := range files {
+		st, err := os.Stat(filepath.Join(dir, f))
 		if err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
-			return false, fmt.Errorf("%s exists but has no usable %s: delete the directory to rebuild it", dir, c.name)
+			return false, fmt.Errorf("%s exists but has no usable %s: delete the directory to rebuild it", dir, f)
 		}
 	}
 	return true, nil
@@ -174,9 +196,6 @@ func buildSet(ctx context.Context, work, out string, log io.Writer) error {
 	if err := goCmd(ctx, work, log, args...); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
 	args = []string{"build", "-trimpath", "-ldflags", versionLDFlags(), "-o", out + "/"}
 	for _, c := range commands {
 		args = append(args, c.pkg)
@@ -187,9 +206,6 @@ func buildSet(ctx context.Context, work, out string, log io.Writer) error {
 	// go build names a command after its package path, skipping a major-version suffix: etcd's is "server".
 	if err := os.Rename(filepath.Join(out, "server"), filepath.Join(out, "etcd")); err != nil {
 		return fmt.Errorf("naming the etcd binary: %w", err)
-	}
-	if ok, err := complete(out); !ok || err != nil {
-		return fmt.Errorf("go build left an incomplete set in %s: %v", out, err)
 	}
 	return nil
 }

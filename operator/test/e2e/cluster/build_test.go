@@ -158,3 +158,44 @@ func writeSet(t *testing.T, dir string) {
 		}
 	}
 }
+
+func TestCopyTreeMakesAWritableCopy(t *testing.T) {
+	from := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(from, "cmd", "x"), 0o555); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(from, "go.mod"), []byte("module x\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	to := filepath.Join(t.TempDir(), "src")
+	if err := copyTree(from, to); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(to, "go.mod"))
+	if err != nil || string(b) != "module x\n" {
+		t.Fatalf("copied go.mod = %q, %v", b, err)
+	}
+	if err := os.WriteFile(filepath.Join(to, "go.sum"), nil, 0o644); err != nil {
+		t.Fatalf("the copy is not writable (go build -mod=mod updates go.sum): %v", err)
+	}
+	if st, err := os.Stat(filepath.Join(to, "cmd", "x")); err != nil || !st.IsDir() {
+		t.Fatalf("directory cmd/x not copied: %v", err)
+	}
+}
+
+func TestBuildToolReusesACachedBinary(t *testing.T) {
+	tools := t.TempDir()
+	tool := Tool{Name: "csi-provisioner", Module: "github.com/kubernetes-csi/external-provisioner/v5", Version: "v5.3.0", Package: "./cmd/csi-provisioner"}
+	dir := filepath.Join(tools, "csi-provisioner-v5.3.0")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "csi-provisioner"), []byte("#!/bin/false\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", "")
+	got, err := BuildTool(t.Context(), tools, tool, &bytes.Buffer{})
+	if err != nil || got != filepath.Join(dir, "csi-provisioner") {
+		t.Fatalf("BuildTool = %q, %v; want the cached %s", got, err, filepath.Join(dir, "csi-provisioner"))
+	}
+}

@@ -123,6 +123,88 @@ func TestPodRunsAndNothingIsLeftBehind(t *testing.T) {
 	assertNothingLeft(t, &s)
 }
 
+// TestSidecarImagesRun builds the upstream sidecars from the Go module proxy, loads their images and runs each
+// as a pod that prints its version: the binaries are static and the images start.
+func TestSidecarImagesRun(t *testing.T) {
+	needHost(t)
+	ctx := t.Context()
+	c, kube := startCluster(t)
+	tools, err := cluster.ToolsDir(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.LoadSidecars(ctx, tools, testWriter{t}); err != nil {
+		t.Fatalf("loading the sidecars: %v", err)
+	}
+	type run struct{ name, image, arg, want string }
+	var runs []run
+	for _, tool := range Sidecars {
+		want := ""
+		if tool.VersionVar != "" {
+			want = tool.Version
+		}
+		runs = append(runs, run{tool.Name, SidecarImage(tool), "--version", want})
+	}
+	for _, s := range StandIns {
+		runs = append(runs, run{s.Name + "-standin", StandInImage(s), "-h", "-csi-address"})
+	}
+	for _, r := range runs {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: r.name, Namespace: "default"},
+			Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{
+					Name: "main", Image: r.image, ImagePullPolicy: corev1.PullNever, Args: []string{r.arg},
+				}},
+			},
+		}
+		if _, err := kube.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range runs {
+		var phase corev1.PodPhase
+		err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			p, err := kube.CoreV1().Pods("default").Get(ctx, r.name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			phase = p.Status.Phase
+			return phase == corev1.PodSucceeded || phase == corev1.PodFailed, nil
+		})
+		logs, _ := kube.CoreV1().Pods("default").GetLogs(r.name, &corev1.PodLogOptions{}).DoRaw(ctx)
+		if err != nil || phase != corev1.PodSucceeded {
+			t.Errorf("%s %s: phase %s, %v; log:\n%s", r.image, r.arg, phase, err, logs)
+		} else if !strings.Contains(string(logs), r.want) {
+			t.Errorf("%s %s printed %q; want %q in it", r.image, r.arg, logs, r.want)
+		}
+	}
+}
+
+// startCluster starts a cluster that is stopped (after diagnostics when the test failed) at the end of the test.
+func startCluster(t *testing.T) (*Cluster, kubernetes.Interface) {
+	t.Helper()
+	c, err := Start(t.Context(), Options{Dir: t.TempDir(), Binaries: *bins, Log: testWriter{t}})
+	if err != nil {
+		t.Fatalf("starting the local cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			var b strings.Builder
+			c.Diagnose(context.WithoutCancel(t.Context()), &b)
+			t.Log(b.String())
+		}
+		if err := c.Stop(); err != nil {
+			t.Errorf("stopping the local cluster: %v", err)
+		}
+	})
+	kube, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, kube
+}
+
 // runPod runs the pause image as a pod and waits until it is Ready.
 func runPod(t *testing.T, c *Cluster, kube kubernetes.Interface, name string) *corev1.Pod {
 	t.Helper()

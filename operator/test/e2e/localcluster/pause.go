@@ -20,27 +20,38 @@ import (
 // PauseImage is the sandbox image of every pod, built here from ./pause; tests may run it as a container too.
 const PauseImage = "localhost/aws-efs-csi-e2e/pause:v1"
 
-const pausePackage = "github.com/openshift/aws-efs-csi/operator/test/e2e/localcluster/pause"
+// harnessPackage is the import path of this package; the programs it packs as images live below it.
+const harnessPackage = "github.com/openshift/aws-efs-csi/operator/test/e2e/localcluster"
 
 // buildPauseImage compiles the pause program and writes its image as a docker archive to dir/pause.tar.
 func buildPauseImage(ctx context.Context, dir string, log io.Writer) (string, error) {
-	bin := filepath.Join(dir, "pause")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, pausePackage)
+	return buildProgramImage(ctx, dir, harnessPackage+"/pause", "pause", "/pause", PauseImage, log)
+}
+
+// buildProgramImage compiles a program of this repository (static) and writes an image holding only it, as its
+// entrypoint at path, to dir/<name>.tar, tagged ref.
+func buildProgramImage(ctx context.Context, dir, pkg, name, path, ref string, log io.Writer) (string, error) {
+	bin := filepath.Join(dir, name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("go build %s: %w", pausePackage, err)
+		return "", fmt.Errorf("go build %s: %w", pkg, err)
 	}
-	img, err := singleBinaryImage(bin, "/pause")
+	return writeImage(bin, path, ref, filepath.Join(dir, name+".tar"))
+}
+
+// writeImage writes a one-binary image of bin (at path, its entrypoint) tagged ref as a docker archive to out.
+func writeImage(bin, path, ref, out string) (string, error) {
+	img, err := singleBinaryImage(bin, path)
 	if err != nil {
 		return "", err
 	}
-	ref, err := name.NewTag(PauseImage)
+	tag, err := name.NewTag(ref)
 	if err != nil {
 		return "", err
 	}
-	out := filepath.Join(dir, "pause.tar")
-	if err := tarball.WriteToFile(out, ref, img); err != nil {
+	if err := tarball.WriteToFile(out, tag, img); err != nil {
 		return "", fmt.Errorf("writing %s: %w", out, err)
 	}
 	return out, nil
