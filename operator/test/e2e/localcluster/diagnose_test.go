@@ -28,7 +28,7 @@ func TestDiagnoseNamesThePodContainerEventAndLog(t *testing.T) {
 		},
 		&corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: "healthy", Namespace: "default"},
-			Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "c", Ready: true}}},
+			Status:     corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "c", Ready: true}}},
 		},
 		&corev1.Event{
 			ObjectMeta:     metav1.ObjectMeta{Name: "e1", Namespace: "openshift-cluster-csi-drivers"},
