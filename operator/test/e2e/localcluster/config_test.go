@@ -149,3 +149,11 @@ func TestPauseImageHoldsOneStaticEntrypoint(t *testing.T) {
 		t.Fatalf("layers %d, %v; want 1", len(layers), err)
 	}
 }
+
+func TestServiceRuleSendsTheKubernetesServiceToTheAPIServer(t *testing.T) {
+	got := strings.Join(serviceRule("aws-efs-csi-local-cluster-x", "127.0.0.1:6443"), " ")
+	want := "OUTPUT -d 10.0.0.1/32 -p tcp --dport 443 -m comment --comment aws-efs-csi-local-cluster-x -j DNAT --to-destination 127.0.0.1:6443"
+	if got != want {
+		t.Fatalf("serviceRule = %s; want %s", got, want)
+	}
+}

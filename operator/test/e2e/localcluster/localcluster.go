@@ -77,6 +77,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	s := &state{
 		Dir: dir, Node: nodeName, ContainerdSocket: filepath.Join(dir, "containerd", "containerd.sock"),
 		CgroupRoot: "/aws-efs-csi-" + id, Network: "efs-e2e-" + id, Bridge: "efse2e" + id,
+		RuleComment: "aws-efs-csi-local-cluster-" + id,
 	}
 	c = &Cluster{Node: s.Node, state: s, lock: lock, log: log, Kubeconfig: filepath.Join(dir, "kubeconfig")}
 	defer func() {
@@ -105,6 +106,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	s.Processes = control.Processes()
 	if err := control.WriteAdminKubeconfig(c.Kubeconfig); err != nil {
+		return c, err
+	}
+	if err := addServiceRule(s, c.Config.Host); err != nil {
 		return c, err
 	}
 	if err := c.startNode(ctx, opts.Binaries, launch); err != nil {

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/openshift/aws-efs-csi/operator/test/e2e/cluster"
 )
@@ -89,6 +90,17 @@ func TestPodRunsAndNothingIsLeftBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := *c.state
+
+	// Host-network pods (the driver's) reach the API server as in-cluster clients do: the kubernetes Service.
+	inCluster := rest.CopyConfig(c.Config)
+	inCluster.Host = "https://" + kubernetesServiceIP + ":443"
+	viaService, err := kubernetes.NewForConfig(inCluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body, err := viaService.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx); err != nil || string(body) != "ok" {
+		t.Errorf("GET https://%s:443/readyz from the host = %q, %v; want ok", kubernetesServiceIP, body, err)
+	}
 
 	first := runPod(t, c, kube, "first")
 	ip := net.ParseIP(first.Status.PodIP)
@@ -286,7 +298,7 @@ func assertNothingLeft(t *testing.T, s *state) {
 	}
 	if out, err := exec.Command("iptables-save").Output(); err == nil {
 		for _, line := range strings.Split(string(out), "\n") {
-			if strings.Contains(line, s.Bridge) || strings.Contains(line, s.Subnet) {
+			if strings.Contains(line, s.Bridge) || strings.Contains(line, s.Subnet) || strings.Contains(line, s.RuleComment) {
 				t.Errorf("iptables rule of the pod network left behind: %s", line)
 			}
 		}

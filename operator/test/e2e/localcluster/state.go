@@ -25,6 +25,8 @@ type state struct {
 	CgroupRoot string
 	// Network, Bridge and Subnet are the pod network: CNI network name, bridge device, IPv4 subnet.
 	Network, Bridge, Subnet string
+	// RuleComment marks the cluster's iptables rules.
+	RuleComment string
 	// NetNSBefore lists /var/run/netns before containerd started: the other entries are the cluster's.
 	NetNSBefore []string
 	// Created lists fixed host paths that did not exist before the cluster made them.

@@ -80,6 +80,11 @@ func teardown(s *state, log io.Writer) error {
 			errs = append(errs, err)
 		}
 	}
+	if s.RuleComment != "" {
+		if err := removeServiceRules(s.RuleComment); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if s.Network != "" {
 		for _, f := range cniCacheEntries(s.Network) {
 			_ = os.Remove(f)
