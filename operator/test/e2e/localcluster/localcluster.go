@@ -25,6 +25,11 @@ import (
 // it by host name (--kubelet-preferred-address-types=Hostname), and an address needs no name resolution.
 const nodeName = "127.0.0.1"
 
+// kubeletRoot is the kubelet's root directory. It is the fixed /var/lib/kubelet because the driver's DaemonSet,
+// as the operator ships it, mounts that host path (plugins, plugins_registry, pods) with Bidirectional
+// propagation; a cluster starts only where it does not exist yet, and removes it at teardown.
+const kubeletRoot = "/var/lib/kubelet"
+
 // Options configures Start.
 type Options struct {
 	// Dir holds everything of the cluster; it must be empty or missing.
@@ -72,6 +77,10 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	lock, err := lockMachine(ctx, log)
 	if err != nil {
 		return nil, err
+	}
+	if _, err := os.Stat(kubeletRoot); err == nil {
+		lock.Close()
+		return nil, fmt.Errorf("%s exists: the local cluster's kubelet needs it for itself; remove it (after `go tool mage cluster:down` if a local cluster made it)", kubeletRoot)
 	}
 	id := randomID()
 	s := &state{
@@ -129,7 +138,7 @@ func (c *Cluster) startNode(ctx context.Context, bins cluster.Binaries, launch c
 		return err
 	}
 	s.NetNSBefore = listDir("/var/run/netns")
-	for _, p := range []string{"/var/lib/kubelet", "/var/log/containers", "/var/lib/cni", "/run/containerd"} {
+	for _, p := range []string{kubeletRoot, "/var/log/containers", "/var/lib/cni", "/run/containerd"} {
 		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 			s.Created = append(s.Created, p)
 		}
@@ -181,7 +190,7 @@ func (c *Cluster) startNode(ctx context.Context, bins cluster.Binaries, launch c
 		return err
 	}
 	kp := kubeletPaths{
-		Config: filepath.Join(s.Dir, "kubelet", "config.json"), RootDir: filepath.Join(s.Dir, "kubelet", "root"),
+		Config: filepath.Join(s.Dir, "kubelet", "config.json"), RootDir: kubeletRoot,
 		CertDir: filepath.Join(s.Dir, "kubelet", "pki"), PodLogsDir: filepath.Join(s.Dir, "kubelet", "pod-logs"),
 		VolumePluginDir: filepath.Join(s.Dir, "kubelet", "volume-plugins"),
 		CAFile:          filepath.Join(s.Dir, "ca.crt"), RuntimeSocket: s.ContainerdSocket,

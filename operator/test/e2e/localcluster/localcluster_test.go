@@ -124,7 +124,7 @@ func TestPodRunsAndNothingIsLeftBehind(t *testing.T) {
 	}
 
 	runPod(t, c, kube, "second")
-	mountsBefore, _ := mountsUnder(dir)
+	mountsBefore, _ := mountsUnder(dir, kubeletRoot)
 	if len(mountsBefore) == 0 {
 		t.Error("no mounts under the cluster directory while a pod runs; the leak check below would prove nothing")
 	}
@@ -262,8 +262,8 @@ func assertNothingLeft(t *testing.T, s *state) {
 	if pids := processesWithArg("-address", s.ContainerdSocket); len(pids) > 0 {
 		t.Errorf("containerd shims still run: %v", pids)
 	}
-	if ms, _ := mountsUnder(s.Dir); len(ms) > 0 {
-		t.Errorf("still mounted under the cluster directory: %v", ms)
+	if ms, _ := mountsUnder(s.Dir, kubeletRoot); len(ms) > 0 {
+		t.Errorf("still mounted under the cluster directory or the kubelet's root: %v", ms)
 	}
 	for _, p := range s.Created {
 		if _, err := os.Stat(p); err == nil {

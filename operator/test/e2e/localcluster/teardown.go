@@ -68,7 +68,7 @@ func teardown(s *state, log io.Writer) error {
 			netns = append(netns, filepath.Join("/var/run/netns", n))
 		}
 	}
-	if err := unmountAll(append([]string{s.Dir}, netns...)...); err != nil {
+	if err := unmountAll(append([]string{s.Dir, kubeletRoot}, netns...)...); err != nil {
 		errs = append(errs, err)
 	}
 	for _, n := range netns {
@@ -100,6 +100,11 @@ func teardown(s *state, log io.Writer) error {
 		}
 	}
 	for _, p := range s.Created {
+		// Never remove through a mount: that would delete files of whatever is mounted there.
+		if ms, err := mountsUnder(p); err != nil || len(ms) > 0 {
+			errs = append(errs, fmt.Errorf("not removing %s: still mounted below it: %v %v", p, ms, err))
+			continue
+		}
 		if err := os.RemoveAll(p); err != nil {
 			errs = append(errs, err)
 		}
