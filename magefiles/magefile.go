@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -86,7 +87,8 @@ func Build(ctx context.Context) error {
 	return err
 }
 
-// Test runs every test suite: go test with the race detector in each Go module, then the efs-utils pytest suite.
+// Test runs every test suite: go test with the race detector in each Go module, the efs-utils pytest suite, then
+// the local cluster suite (a real single-node Kubernetes cluster; root only; docs/development.md).
 // It first installs the system packages the suites need when it runs as root on Debian (apt-get); anywhere else
 // it stops and prints the exact apt-get command. Every suite runs even after a failure, and the last line counts
 // the suites that passed and failed. Environment: GOTEST_FLAGS adds flags to every go test run, e.g.
@@ -104,6 +106,42 @@ func Test(ctx context.Context) error {
 		return err
 	}
 	return testrun.Run(ctx, root, suites, os.Stdout)
+}
+
+// Cluster starts and stops a real single-node Kubernetes cluster on this machine (docs/development.md).
+type Cluster mg.Namespace
+
+// Up starts a single-node Kubernetes cluster in _output/cluster/ and leaves it running: etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler and a kubelet (Kubernetes built once into the tool cache, minutes when
+// cold), with a private containerd, runc and CNI bridge network, all on loopback. It prints the kubeconfig and a
+// kubectl command. One local cluster runs on a machine at a time; it needs root and installs its Debian packages
+// (containerd, runc, containernetworking-plugins) when it can. Environment: AWS_EFS_CSI_TOOLS_DIR (the tool
+// cache, default ${XDG_CACHE_HOME:-$HOME/.cache}/aws-efs-csi/tools).
+func (Cluster) Up(ctx context.Context) error {
+	root, err := workspace.Root(".")
+	if err != nil {
+		return err
+	}
+	if err := sysdeps.Host().Ensure(ctx, os.Stdout, testrun.ClusterNeeds); err != nil {
+		return err
+	}
+	return runAt(ctx, root, testrun.LocalClusterArgv(root, "up"))
+}
+
+// Down stops the cluster that cluster:up started and removes everything it made (processes, mounts, cgroups,
+// network devices, CNI state, containerd shims, _output/cluster/).
+func (Cluster) Down(ctx context.Context) error {
+	root, err := workspace.Root(".")
+	if err != nil {
+		return err
+	}
+	return runAt(ctx, root, testrun.LocalClusterArgv(root, "down"))
+}
+
+func runAt(ctx context.Context, dir string, argv []string) error {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, os.Stdout, os.Stderr
+	return cmd.Run()
 }
 
 // Verify checks gofmt, go vet, that go mod tidy and go work sync leave no diff, and names every offending file.

@@ -73,8 +73,8 @@ var pythonNeeds = []sysdeps.Requirement{
 	{Package: "openssl", Command: "openssl"},
 }
 
-// Plan lists the suites of the repository at root: `go test -race ./...` in every go.work module, then the
-// efs-utils pytest suite when efs-utils/ exists.
+// Plan lists the suites of the repository at root: `go test -race ./...` in every go.work module, the
+// efs-utils pytest suite when efs-utils/ exists, then the local cluster suite when its package exists.
 func Plan(root string, opts Options) ([]Suite, error) {
 	mods, err := workspace.Modules(root)
 	if err != nil {
@@ -98,6 +98,16 @@ func Plan(root string, opts Options) ([]Suite, error) {
 			Argv:     []string{"/usr/bin/python3", "-m", "pytest", "-q", "efs-utils"},
 			Env:      []string{"PYTHONDONTWRITEBYTECODE=1"},
 			Requires: pythonNeeds,
+		})
+	}
+	if _, err := os.Stat(filepath.Join(root, clusterSuiteDir, clusterSuitePackage)); err == nil {
+		argv := append([]string{"go", "test", "-race", "-tags", "cluster", "-timeout", "40m"}, opts.GoTestFlags...)
+		suites = append(suites, Suite{
+			Name:     "cluster " + clusterSuiteDir + "/" + strings.TrimPrefix(clusterSuitePackage, "./"),
+			Dir:      clusterSuiteDir,
+			Argv:     append(argv, clusterSuitePackage),
+			Env:      []string{"CGO_ENABLED=1"},
+			Requires: append(append([]sysdeps.Requirement{}, raceNeeds...), ClusterNeeds...),
 		})
 	}
 	return suites, nil

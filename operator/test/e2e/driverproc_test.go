@@ -46,7 +46,7 @@ func buildDriverBinaries(t *testing.T) (driver, fakeaws string) {
 			b.err = err
 			return
 		}
-		root, err := cluster.RepoRoot(wd)
+		root, err := repoRoot(wd)
 		if err != nil {
 			b.err = err
 			return
@@ -338,4 +338,16 @@ func freeLoopbackAddr() (string, error) {
 	}
 	defer l.Close()
 	return l.Addr().String(), nil
+}
+
+// repoRoot returns the directory holding go.work, searching upwards from dir.
+func repoRoot(dir string) (string, error) {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.work above %s", dir)
+		}
+	}
 }

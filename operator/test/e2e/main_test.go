@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -33,18 +32,14 @@ func TestMain(m *testing.M) {
 }
 
 func buildControlPlane() (cluster.Binaries, error) {
-	wd, err := os.Getwd()
+	tools, err := cluster.ToolsDir(os.Getenv)
 	if err != nil {
 		return cluster.Binaries{}, err
 	}
-	root, err := cluster.RepoRoot(wd)
-	if err != nil {
-		return cluster.Binaries{}, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	start := time.Now()
-	b, err := cluster.Build(ctx, filepath.Join(root, "_output", "e2e-tools"), os.Stderr)
+	b, err := cluster.Build(ctx, tools, os.Stderr)
 	fmt.Fprintf(os.Stderr, "e2e: control plane ready after %s\n", time.Since(start).Round(time.Second))
 	return b, err
 }

@@ -4,96 +4,231 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
-// Versions of the control plane. kube-apiserver matches the operator's k8s.io/client-go (v0.36.2).
+// Versions of the Kubernetes binaries, one version for every test that runs Kubernetes. KubernetesVersion
+// matches the operator's k8s.io/client-go (v0.36.2); EtcdVersion is the etcd server that k8s.io/kubernetes
+// requires at that version, so both are built in one module and one `go build`.
 const (
 	KubernetesVersion = "v1.36.2"
-	EtcdVersion       = "v3.6.6"
+	EtcdVersion       = "v3.6.8"
 )
 
-// Binaries are the paths of the built control plane.
+// ToolsDirEnv overrides where built tools are cached (ToolsDir).
+const ToolsDirEnv = "AWS_EFS_CSI_TOOLS_DIR"
+
+// commands are the packages built into a Kubernetes set, keyed by the binary name `go build` gives them.
+var commands = []struct{ name, pkg string }{
+	{"etcd", "go.etcd.io/etcd/server/v3"},
+	{"kube-apiserver", "k8s.io/kubernetes/cmd/kube-apiserver"},
+	{"kube-controller-manager", "k8s.io/kubernetes/cmd/kube-controller-manager"},
+	{"kube-scheduler", "k8s.io/kubernetes/cmd/kube-scheduler"},
+	{"kubelet", "k8s.io/kubernetes/cmd/kubelet"},
+	{"kubectl", "k8s.io/kubernetes/cmd/kubectl"},
+}
+
+// Binaries are the paths of one built Kubernetes set.
 type Binaries struct {
-	Etcd          string
-	KubeAPIServer string
+	Etcd                  string
+	KubeAPIServer         string
+	KubeControllerManager string
+	KubeScheduler         string
+	Kubelet               string
+	Kubectl               string
 }
 
-// RepoRoot returns the directory holding go.work, searching upwards from dir.
-func RepoRoot(dir string) (string, error) {
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no go.work above %s", dir)
-		}
+func binariesIn(dir string) Binaries {
+	return Binaries{
+		Etcd:                  filepath.Join(dir, "etcd"),
+		KubeAPIServer:         filepath.Join(dir, "kube-apiserver"),
+		KubeControllerManager: filepath.Join(dir, "kube-controller-manager"),
+		KubeScheduler:         filepath.Join(dir, "kube-scheduler"),
+		Kubelet:               filepath.Join(dir, "kubelet"),
+		Kubectl:               filepath.Join(dir, "kubectl"),
 	}
 }
 
-// Build builds etcd and kube-apiserver into toolsDir (normally <repo>/_output/e2e-tools), reusing binaries built
-// before for the same versions. Progress goes to log; a cold build takes several minutes on two cores.
+// ToolsDir is the cache of built tools, outside any clone so that every worktree and every run shares it:
+// $AWS_EFS_CSI_TOOLS_DIR when set, else ${XDG_CACHE_HOME:-$HOME/.cache}/aws-efs-csi/tools.
+func ToolsDir(getenv func(string) string) (string, error) {
+	if d := getenv(ToolsDirEnv); d != "" {
+		if !filepath.IsAbs(d) {
+			return "", fmt.Errorf("%s %q: want an absolute directory", ToolsDirEnv, d)
+		}
+		return d, nil
+	}
+	cache := getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		home := getenv("HOME")
+		if home == "" {
+			return "", fmt.Errorf("neither %s, XDG_CACHE_HOME nor HOME is set: cannot choose a tool cache", ToolsDirEnv)
+		}
+		cache = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(cache, "aws-efs-csi", "tools"), nil
+}
+
+// Build returns the Kubernetes set (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
+// kubectl) in toolsDir/kubernetes-<KubernetesVersion>, building it first when it is not there: all six commands
+// in one `go build` of one throwaway module, so the packages they share compile once. The set appears atomically
+// (built in a temporary directory, then renamed), and concurrent callers wait for one build through a lock file.
+// Progress goes to log; a cold build takes ten minutes or more on two busy cores.
 func Build(ctx context.Context, toolsDir string, log io.Writer) (Binaries, error) {
-	etcd, err := buildEtcd(ctx, filepath.Join(toolsDir, "etcd-"+EtcdVersion), log)
+	var names []string
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	what := fmt.Sprintf("Kubernetes %s (etcd %s)", KubernetesVersion, EtcdVersion)
+	dir, err := buildCached(ctx, toolsDir, "kubernetes-"+KubernetesVersion, names, what, log, buildSet)
 	if err != nil {
 		return Binaries{}, err
 	}
-	kas, err := buildKubeAPIServer(ctx, filepath.Join(toolsDir, "kube-apiserver-"+KubernetesVersion), log)
-	if err != nil {
-		return Binaries{}, err
-	}
-	return Binaries{Etcd: etcd, KubeAPIServer: kas}, nil
+	return binariesIn(dir), nil
 }
 
-func buildEtcd(ctx context.Context, dir string, log io.Writer) (string, error) {
-	out := filepath.Join(dir, "etcd")
-	if fileExists(out) {
-		fmt.Fprintf(log, "e2e: using cached %s\n", out)
-		return out, nil
+// buildCached returns toolsDir/<name>, which must hold files, building it first when it is missing: build writes
+// the files into out, a directory beside its scratch directory work, and out is renamed into place only once
+// build succeeded. A lock file makes concurrent callers wait for one build.
+func buildCached(ctx context.Context, toolsDir, name string, files []string, what string, log io.Writer,
+	build func(ctx context.Context, work, out string, log io.Writer) error) (string, error) {
+	dir := filepath.Join(toolsDir, name)
+	if ok, err := complete(dir, files); ok || err != nil {
+		return dir, err
 	}
-	fmt.Fprintf(log, "e2e: building etcd %s into %s\n", EtcdVersion, dir)
-	if err := initModule(ctx, dir, "etcdbuild", log); err != nil {
+	if err := os.MkdirAll(toolsDir, 0o755); err != nil {
 		return "", err
 	}
-	if err := goCmd(ctx, dir, log, "mod", "edit", "-require=go.etcd.io/etcd/server/v3@"+EtcdVersion); err != nil {
-		return "", err
-	}
-	return out, buildBinary(ctx, dir, out, "go.etcd.io/etcd/server/v3", log)
-}
-
-func buildKubeAPIServer(ctx context.Context, dir string, log io.Writer) (string, error) {
-	out := filepath.Join(dir, "kube-apiserver")
-	if fileExists(out) {
-		fmt.Fprintf(log, "e2e: using cached %s\n", out)
-		return out, nil
-	}
-	fmt.Fprintf(log, "e2e: building kube-apiserver %s into %s (several minutes on a cold cache)\n", KubernetesVersion, dir)
-	if err := initModule(ctx, dir, "kasbuild", log); err != nil {
-		return "", err
-	}
-	if err := goCmd(ctx, dir, log, "mod", "edit", "-require=k8s.io/kubernetes@"+KubernetesVersion); err != nil {
-		return "", err
-	}
-	staging, err := stagingModules(ctx, dir)
+	unlock, err := lock(ctx, filepath.Join(toolsDir, "."+name+".lock"), log)
 	if err != nil {
 		return "", err
+	}
+	defer unlock()
+	if ok, err := complete(dir, files); ok || err != nil { // built by whoever held the lock before us
+		return dir, err
+	}
+	work, err := os.MkdirTemp(toolsDir, "."+name+"-build-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(work)
+	fmt.Fprintf(log, "tools: building %s into %s; minutes on a cold cache\n", what, dir)
+	out := filepath.Join(work, "bin")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", err
+	}
+	if err := build(ctx, work, out, log); err != nil {
+		return "", err
+	}
+	if ok, err := complete(out, files); !ok || err != nil {
+		return "", fmt.Errorf("building %s left an incomplete set in %s: %v", what, out, err)
+	}
+	if err := os.Rename(out, dir); err != nil {
+		return "", fmt.Errorf("publishing %s: %w", dir, err)
+	}
+	fmt.Fprintf(log, "tools: built %s\n", dir)
+	return dir, nil
+}
+
+// complete reports whether dir holds every file. A directory that exists but lacks one was not made by
+// buildCached (which renames only a finished set into place): that is an error naming what to delete.
+func complete(dir string, files []string) (bool, error) {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	for _, f := range files {
+		st, err := os.Stat(filepath.Join(dir, f))
+		if err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
+			return false, fmt.Errorf("%s exists but has no usable %s: delete the directory to rebuild it", dir, f)
+		}
+	}
+	return true, nil
+}
+
+// lock takes an exclusive flock on path, waiting for another build to finish; the returned function releases it.
+func lock(ctx context.Context, path string, log io.Writer) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		fmt.Fprintf(log, "kubernetes: waiting for another build holding %s\n", path)
+		done := make(chan error, 1)
+		go func() { done <- syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }()
+		select {
+		case err = <-done:
+		case <-ctx.Done():
+			f.Close() // the blocked flock returns with EBADF
+			return nil, ctx.Err()
+		}
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+	}
+	return func() { f.Close() }, nil
+}
+
+// buildSet writes the throwaway module into work and builds every command into out.
+func buildSet(ctx context.Context, work, out string, log io.Writer) error {
+	mod := "module kubernetesbuild\n\ngo 1.26\n\nrequire (\n\tk8s.io/kubernetes " + KubernetesVersion +
+		"\n\tgo.etcd.io/etcd/server/v3 " + EtcdVersion + "\n)\n"
+	if err := os.WriteFile(filepath.Join(work, "go.mod"), []byte(mod), 0o644); err != nil {
+		return err
+	}
+	staging, err := stagingModules(ctx, work)
+	if err != nil {
+		return err
 	}
 	// k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them with ./staging; the proxy serves
 	// them only under their own tags, v0.<minor>.<patch>.
-	stagingVersion := "v0." + strings.TrimPrefix(KubernetesVersion, "v1.")
 	args := []string{"mod", "edit"}
 	for _, m := range staging {
-		args = append(args, "-replace="+m+"="+m+"@"+stagingVersion)
+		args = append(args, "-replace="+m+"="+m+"@"+StagingVersion())
 	}
-	if err := goCmd(ctx, dir, log, args...); err != nil {
-		return "", err
+	if err := goCmd(ctx, work, log, args...); err != nil {
+		return err
 	}
-	return out, buildBinary(ctx, dir, out, "k8s.io/kubernetes/cmd/kube-apiserver", log)
+	args = []string{"build", "-trimpath", "-ldflags", versionLDFlags(), "-o", out + "/"}
+	for _, c := range commands {
+		args = append(args, c.pkg)
+	}
+	if err := goCmd(ctx, work, log, args...); err != nil {
+		return err
+	}
+	// go build names a command after its package path, skipping a major-version suffix: etcd's is "server".
+	if err := os.Rename(filepath.Join(out, "server"), filepath.Join(out, "etcd")); err != nil {
+		return fmt.Errorf("naming the etcd binary: %w", err)
+	}
+	return nil
+}
+
+// StagingVersion is the version of the k8s.io staging modules (k8s.io/api, client-go, ...) released with
+// KubernetesVersion: v1.36.2 → v0.36.2.
+func StagingVersion() string { return "v0." + strings.TrimPrefix(KubernetesVersion, "v1.") }
+
+// versionLDFlags stamps the Kubernetes version into the binaries as the release build does, so the node and the
+// API server report v1.36.2 instead of v0.0.0-master; -s -w drop the symbol table and DWARF (a third smaller).
+func versionLDFlags() string {
+	major, minor, _ := strings.Cut(strings.TrimPrefix(KubernetesVersion, "v"), ".")
+	minor, _, _ = strings.Cut(minor, ".")
+	flags := []string{"-s", "-w"}
+	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
+		flags = append(flags,
+			"-X", pkg+".gitVersion="+KubernetesVersion,
+			"-X", pkg+".gitMajor="+major,
+			"-X", pkg+".gitMinor="+minor,
+			"-X", pkg+".gitTreeState=clean",
+		)
+	}
+	return strings.Join(flags, " ")
 }
 
 // stagingModules lists the modules k8s.io/kubernetes replaces with ./staging directories.
@@ -113,41 +248,30 @@ func stagingModules(ctx context.Context, dir string) ([]string, error) {
 		return nil, err
 	}
 	defer f.Close()
+	mods, err := parseStagingReplaces(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", info.GoMod, err)
+	}
+	return mods, nil
+}
+
+// parseStagingReplaces returns the modules a go.mod replaces with ./staging/ directories.
+func parseStagingReplaces(r io.Reader) ([]string, error) {
 	var mods []string
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
+		fields := strings.Fields(strings.TrimPrefix(strings.TrimSpace(sc.Text()), "replace "))
 		if len(fields) >= 3 && fields[1] == "=>" && strings.HasPrefix(fields[2], "./staging/") {
 			mods = append(mods, fields[0])
 		}
 	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
 	if len(mods) == 0 {
-		return nil, fmt.Errorf("no ./staging replacements in %s", info.GoMod)
+		return nil, errors.New("no ./staging replacements")
 	}
-	return mods, sc.Err()
-}
-
-func initModule(ctx context.Context, dir, name string, log io.Writer) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module "+name+"\n\ngo 1.26\n"), 0o644); err != nil {
-		return err
-	}
-	return nil
-}
-
-// buildBinary builds pkg into out through a temporary name, so an interrupted build never leaves a binary behind.
-func buildBinary(ctx context.Context, dir, out, pkg string, log io.Writer) error {
-	tmp := out + ".tmp"
-	if err := goCmd(ctx, dir, log, "build", "-o", tmp, pkg); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, out); err != nil {
-		return err
-	}
-	fmt.Fprintf(log, "e2e: built %s\n", out)
-	return nil
+	return mods, nil
 }
 
 func goCmd(ctx context.Context, dir string, log io.Writer, args ...string) error {
@@ -160,18 +284,13 @@ func goCmd(ctx context.Context, dir string, log io.Writer, args ...string) error
 	return nil
 }
 
-// goEnv is the environment of the throwaway builds: outside the workspace, resolving modules freely.
+// goEnv is the environment of the throwaway build: outside the workspace, resolving modules freely, static.
 func goEnv() []string {
 	var env []string
 	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, "GOFLAGS=") && !strings.HasPrefix(e, "GOWORK=") {
+		if !strings.HasPrefix(e, "GOFLAGS=") && !strings.HasPrefix(e, "GOWORK=") && !strings.HasPrefix(e, "CGO_ENABLED=") {
 			env = append(env, e)
 		}
 	}
-	return append(env, "GOWORK=off", "GOFLAGS=-mod=mod")
-}
-
-func fileExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular() && st.Size() > 0
+	return append(env, "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
 }

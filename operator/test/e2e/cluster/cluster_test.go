@@ -1,28 +1,8 @@
 package cluster
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 )
-
-func TestRepoRoot(t *testing.T) {
-	root := t.TempDir()
-	deep := filepath.Join(root, "operator", "test", "e2e")
-	if err := os.MkdirAll(deep, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := RepoRoot(deep); err == nil {
-		t.Fatal("RepoRoot without go.work: want an error")
-	}
-	if err := os.WriteFile(filepath.Join(root, "go.work"), []byte("go 1.26\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got, err := RepoRoot(deep)
-	if err != nil || got != root {
-		t.Fatalf("RepoRoot = %q, %v; want %q", got, err, root)
-	}
-}
 
 func TestDecodeAllSkipsEmptyDocuments(t *testing.T) {
 	objs, err := decodeAll([]byte("# comment\n---\napiVersion: v1\nkind: A\nmetadata: {name: a}\n---\n---\napiVersion: v1\nkind: B\nmetadata: {name: b}\n"))
@@ -40,6 +20,7 @@ func TestDecodeAllSkipsEmptyDocuments(t *testing.T) {
 func TestGoEnvLeavesTheWorkspace(t *testing.T) {
 	t.Setenv("GOFLAGS", "-mod=readonly")
 	t.Setenv("GOWORK", "/somewhere/go.work")
+	t.Setenv("CGO_ENABLED", "1")
 	env := goEnv()
 	var goflags, gowork []string
 	for _, e := range env {
@@ -53,4 +34,17 @@ func TestGoEnvLeavesTheWorkspace(t *testing.T) {
 	if len(goflags) != 1 || goflags[0] != "GOFLAGS=-mod=mod" || len(gowork) != 1 || gowork[0] != "GOWORK=off" {
 		t.Fatalf("GOFLAGS %v GOWORK %v", goflags, gowork)
 	}
+	if n := count(env, "CGO_ENABLED=0"); n != 1 {
+		t.Fatalf("CGO_ENABLED=0 appears %d times in %v; want once (static binaries)", n, env)
+	}
+}
+
+func count(list []string, s string) int {
+	n := 0
+	for _, e := range list {
+		if e == s {
+			n++
+		}
+	}
+	return n
 }

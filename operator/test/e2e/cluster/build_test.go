@@ -1,0 +1,201 @@
+package cluster
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestToolsDir(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		want    string
+		wantErr string
+	}{
+		{name: "override", env: map[string]string{ToolsDirEnv: "/cache/tools", "XDG_CACHE_HOME": "/x", "HOME": "/h"}, want: "/cache/tools"},
+		{name: "relative override", env: map[string]string{ToolsDirEnv: "tools"}, wantErr: ToolsDirEnv + ` "tools": want an absolute directory`},
+		{name: "XDG", env: map[string]string{"XDG_CACHE_HOME": "/x", "HOME": "/h"}, want: "/x/aws-efs-csi/tools"},
+		{name: "HOME", env: map[string]string{"HOME": "/h"}, want: "/h/.cache/aws-efs-csi/tools"},
+		{name: "nothing", env: map[string]string{}, wantErr: "cannot choose a tool cache"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ToolsDir(func(k string) string { return tc.env[k] })
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("ToolsDir = %q, %v; want error containing %q", got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("ToolsDir = %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseStagingReplaces(t *testing.T) {
+	gomod := `module k8s.io/kubernetes
+
+require k8s.io/api v0.0.0
+
+replace (
+	k8s.io/api => ./staging/src/k8s.io/api
+	k8s.io/streaming => ./staging/src/k8s.io/streaming
+	github.com/x/y => github.com/x/y v1.0.0
+)
+
+replace k8s.io/kubelet => ./staging/src/k8s.io/kubelet
+`
+	got, err := parseStagingReplaces(strings.NewReader(gomod))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "k8s.io/api k8s.io/streaming k8s.io/kubelet"; strings.Join(got, " ") != want {
+		t.Fatalf("parseStagingReplaces = %v; want %s", got, want)
+	}
+	if _, err := parseStagingReplaces(strings.NewReader("module x\n")); err == nil {
+		t.Fatal("a go.mod without staging replacements: want an error")
+	}
+}
+
+func TestVersionLDFlagsStampTheKubernetesVersion(t *testing.T) {
+	flags := versionLDFlags()
+	for _, want := range []string{
+		"-X k8s.io/component-base/version.gitVersion=" + KubernetesVersion,
+		"-X k8s.io/component-base/version.gitMajor=1",
+		"-X k8s.io/component-base/version.gitMinor=36",
+		"-X k8s.io/client-go/pkg/version.gitVersion=" + KubernetesVersion,
+	} {
+		if !strings.Contains(flags, want) {
+			t.Errorf("versionLDFlags() = %q; missing %q", flags, want)
+		}
+	}
+	if StagingVersion() != "v0.36.2" {
+		t.Errorf("StagingVersion() = %q; want v0.36.2", StagingVersion())
+	}
+}
+
+// A finished set in the cache is used as it is: Build runs no go command (PATH is empty here, so it could not).
+func TestBuildReusesACachedSet(t *testing.T) {
+	tools := t.TempDir()
+	dir := filepath.Join(tools, "kubernetes-"+KubernetesVersion)
+	writeSet(t, dir)
+	t.Setenv("PATH", "")
+	var log bytes.Buffer
+	got, err := Build(t.Context(), tools, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != binariesIn(dir) || got.Kubelet != filepath.Join(dir, "kubelet") {
+		t.Fatalf("Build = %+v; want the set in %s", got, dir)
+	}
+}
+
+func TestBuildRefusesAnIncompleteSet(t *testing.T) {
+	tools := t.TempDir()
+	dir := filepath.Join(tools, "kubernetes-"+KubernetesVersion)
+	writeSet(t, dir)
+	if err := os.Remove(filepath.Join(dir, "kubelet")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", "")
+	_, err := Build(t.Context(), tools, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "no usable kubelet") || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("Build with a set missing kubelet: %v; want an error naming kubelet and %s", err, dir)
+	}
+}
+
+func TestLockWaitsForTheHolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	unlock, err := lock(t.Context(), path, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := make(signalWriter, 1)
+	got := make(chan error, 1)
+	go func() {
+		u, err := lock(t.Context(), path, waiting)
+		if err == nil {
+			u()
+		}
+		got <- err
+	}()
+	<-waiting // the second caller found the lock taken and is blocked on it
+	select {
+	case err := <-got:
+		t.Fatalf("second lock returned %v while the first was held", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	unlock()
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// signalWriter signals once per write.
+type signalWriter chan struct{}
+
+func (w signalWriter) Write(p []byte) (int, error) {
+	select {
+	case w <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+func writeSet(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range commands {
+		if err := os.WriteFile(filepath.Join(dir, c.name), []byte("#!/bin/false\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestCopyTreeMakesAWritableCopy(t *testing.T) {
+	from := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(from, "cmd", "x"), 0o555); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(from, "go.mod"), []byte("module x\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	to := filepath.Join(t.TempDir(), "src")
+	if err := copyTree(from, to); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(to, "go.mod"))
+	if err != nil || string(b) != "module x\n" {
+		t.Fatalf("copied go.mod = %q, %v", b, err)
+	}
+	if err := os.WriteFile(filepath.Join(to, "go.sum"), nil, 0o644); err != nil {
+		t.Fatalf("the copy is not writable (go build -mod=mod updates go.sum): %v", err)
+	}
+	if st, err := os.Stat(filepath.Join(to, "cmd", "x")); err != nil || !st.IsDir() {
+		t.Fatalf("directory cmd/x not copied: %v", err)
+	}
+}
+
+func TestBuildToolReusesACachedBinary(t *testing.T) {
+	tools := t.TempDir()
+	tool := Tool{Name: "csi-provisioner", Module: "github.com/kubernetes-csi/external-provisioner/v5", Version: "v5.3.0", Package: "./cmd/csi-provisioner"}
+	dir := filepath.Join(tools, "csi-provisioner-v5.3.0")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "csi-provisioner"), []byte("#!/bin/false\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", "")
+	got, err := BuildTool(t.Context(), tools, tool, &bytes.Buffer{})
+	if err != nil || got != filepath.Join(dir, "csi-provisioner") {
+		t.Fatalf("BuildTool = %q, %v; want the cached %s", got, err, filepath.Join(dir, "csi-provisioner"))
+	}
+}
