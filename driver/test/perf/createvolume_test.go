@@ -68,9 +68,21 @@ func run(tb testing.TB, l load) result {
 	s.ResetCalls()
 
 	ctx, cancel := context.WithCancel(tb.Context())
+	// The other client starts once the driver has its view of the file system (its first volume exists): what it
+	// does is then behind the driver's back. Before that, a GID it frees and takes again would be free in the
+	// driver's first listing too, and two allocators taking the lowest free GID at once collide whoever they are.
+	firstCreated := make(chan struct{})
+	var firstOnce sync.Once
 	var bg sync.WaitGroup
 	bg.Add(1)
-	go func() { defer bg.Done(); behindTheBack(ctx, s, fsID, existing, l.behindBack) }()
+	go func() {
+		defer bg.Done()
+		select {
+		case <-firstCreated:
+			behindTheBack(ctx, s, fsID, existing, l.behindBack)
+		case <-ctx.Done():
+		}
+	}()
 
 	var next, failures atomic.Int64
 	ids := make([]string, l.creates)
@@ -92,6 +104,7 @@ func run(tb testing.TB, l load) result {
 					continue
 				}
 				ids[i] = resp.GetVolume().GetVolumeId()
+				firstOnce.Do(func() { close(firstCreated) })
 			}
 		}()
 	}
