@@ -8,7 +8,6 @@ require (
 	github.com/aws/aws-sdk-go-v2/credentials v1.20.14
 	github.com/aws/aws-sdk-go-v2/service/efs v1.41.18
 	github.com/aws/aws-sdk-go-v2/service/sts v1.51.7
-	github.com/container-storage-interface/spec v1.13.0
 	github.com/google/go-containerregistry v0.22.1
 	github.com/openshift/api v0.0.0-20260721120239-14262bf791c8
 	github.com/openshift/client-go v0.0.0-20260721124015-35d8f3c0e847
@@ -16,7 +15,6 @@ require (
 	github.com/spf13/cobra v1.10.2
 	golang.org/x/time v0.15.0
 	google.golang.org/grpc v1.85.0
-	google.golang.org/protobuf v1.36.12
 	gopkg.in/ini.v1 v1.67.3
 	k8s.io/api v0.36.2
 	k8s.io/apimachinery v0.36.2
@@ -24,7 +22,6 @@ require (
 	k8s.io/component-base v0.36.2
 	k8s.io/cri-api v0.36.2
 	k8s.io/klog/v2 v2.140.0
-	k8s.io/kubelet v0.36.2
 	k8s.io/utils v0.0.0-20260707023825-cf1189d6abe3
 	sigs.k8s.io/yaml v1.6.0
 )
@@ -130,6 +127,7 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260825221802-da73d73af1c5 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect

@@ -18,7 +18,8 @@ var Sidecars = []cluster.Tool{
 		Package: "./cmd/kube-rbac-proxy"},
 }
 
-// StandIn is a sidecar the Go module proxy does not serve, replaced by a minimal program of ours (standin/).
+// StandIn is a sidecar the Go module proxy does not serve, replaced by a minimal program of ours
+// (driver/test/standins, built through the go.work workspace).
 type StandIn struct {
 	// Name is the sidecar it stands in for.
 	Name string
@@ -29,8 +30,8 @@ type StandIn struct {
 // StandIns stand in for node-driver-registrar (the kubelet's plugin registration) and livenessprobe (/healthz
 // calling CSI Probe).
 var StandIns = []StandIn{
-	{Name: "node-driver-registrar", Package: harnessPackage + "/standin/registrar"},
-	{Name: "livenessprobe", Package: harnessPackage + "/standin/livenessprobe"},
+	{Name: "node-driver-registrar", Package: "github.com/openshift/aws-efs-csi/driver/test/standins/node-driver-registrar-standin"},
+	{Name: "livenessprobe", Package: "github.com/openshift/aws-efs-csi/driver/test/standins/livenessprobe-standin"},
 }
 
 // SidecarImage is the image reference of a sidecar in the local cluster.
