@@ -20,12 +20,12 @@ import (
 
 // standin is everything efs-standin runs.
 type standin struct {
-	o        Options
-	aws      *fakeaws.Server
-	backend  *nfsbackend.Server
-	stunnel  *mounttarget.Stunnel
-	servers  []*http.Server
-	ready    Ready
+	o       Options
+	aws     *fakeaws.Server
+	backend *nfsbackend.Server
+	stunnel *mounttarget.Stunnel
+	servers []*http.Server
+	ready   Ready
 }
 
 // start brings everything up and writes the ready file; on failure it takes down what it started.
