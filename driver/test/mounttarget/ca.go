@@ -1,13 +1,16 @@
 package mounttarget
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/big"
 	"net"
 	"os"
@@ -28,28 +31,92 @@ type CA struct {
 	CertFile, KeyFile string
 }
 
-// WriteCA makes a CA valid for two days and a server certificate for the DNS names and IP addresses, and writes
-// them to dir as ca.pem, server.pem and server.key (mode 0600). The first DNS name (or else the first address) is
-// the certificate's common name.
-func WriteCA(dir string, dnsNames []string, ips []net.IP) (CA, error) {
-	if len(dnsNames) == 0 && len(ips) == 0 {
-		return CA{}, fmt.Errorf("mounttarget: a server certificate needs at least one DNS name or IP address")
+// Authority is a test CA that can sign server certificates.
+type Authority struct {
+	// CAFile is the CA certificate (PEM).
+	CAFile string
+	cert   *x509.Certificate
+	key    crypto.Signer
+}
+
+// caValidity is how long a CA made here is valid: long enough to be reused across runs from a cache, while a
+// server certificate lives one day.
+const caValidity = 365 * 24 * time.Hour
+
+// LoadOrCreateAuthority reads the CA in dir (ca.pem and ca.key), or creates one there (the key mode 0600) when
+// neither exists, so that a CA baked into a test image earlier keeps signing the certificates of later runs.
+func LoadOrCreateAuthority(dir string) (*Authority, error) {
+	certFile, keyFile := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "ca.key")
+	certPEM, cerr := os.ReadFile(certFile)
+	keyPEM, kerr := os.ReadFile(keyFile)
+	switch {
+	case cerr == nil && kerr == nil:
+		return parseAuthority(certFile, certPEM, keyPEM)
+	case errors.Is(cerr, fs.ErrNotExist) && errors.Is(kerr, fs.ErrNotExist):
+	default:
+		return nil, fmt.Errorf("mounttarget: CA in %s: want both ca.pem and ca.key or neither (%v, %v)", dir, cerr, kerr)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
 	}
 	now := time.Now()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return CA{}, err
-	}
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "aws-efs-csi test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(48 * time.Hour), IsCA: true, BasicConstraintsValid: true,
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(now.UnixNano()), Subject: pkix.Name{CommonName: "aws-efs-csi test CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(caValidity), IsCA: true, BasicConstraintsValid: true,
 		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		return CA{}, err
+		return nil, err
 	}
-	caCert, err := x509.ParseCertificate(caDER)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
-		return CA{}, err
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := writePEM(keyFile, "PRIVATE KEY", keyDER); err != nil {
+		return nil, err
+	}
+	if err := writePEM(certFile, "CERTIFICATE", der); err != nil {
+		return nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	return &Authority{CAFile: certFile, cert: cert, key: key}, nil
+}
+
+func parseAuthority(certFile string, certPEM, keyPEM []byte) (*Authority, error) {
+	cb, _ := pem.Decode(certPEM)
+	kb, _ := pem.Decode(keyPEM)
+	if cb == nil || kb == nil {
+		return nil, fmt.Errorf("mounttarget: CA %s: want PEM certificate and key", certFile)
+	}
+	cert, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("mounttarget: CA %s: %w", certFile, err)
+	}
+	k, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("mounttarget: CA key of %s: %w", certFile, err)
+	}
+	key, ok := k.(crypto.Signer)
+	if !ok || !cert.IsCA {
+		return nil, fmt.Errorf("mounttarget: %s is not a CA with a signing key", certFile)
+	}
+	if time.Now().After(cert.NotAfter.Add(-48 * time.Hour)) {
+		return nil, fmt.Errorf("mounttarget: CA %s expires %s: remove ca.pem and ca.key to make a new one", certFile, cert.NotAfter)
+	}
+	return &Authority{CAFile: certFile, cert: cert, key: key}, nil
+}
+
+// Issue makes a server certificate valid for one day for the DNS names and IP addresses and writes it to dir as
+// server.pem and server.key (mode 0600). The first DNS name (or else the first address) is its common name.
+func (a *Authority) Issue(dir string, dnsNames []string, ips []net.IP) (CA, error) {
+	if len(dnsNames) == 0 && len(ips) == 0 {
+		return CA{}, errors.New("mounttarget: a server certificate needs at least one DNS name or IP address")
 	}
 	cn := ""
 	if len(dnsNames) > 0 {
@@ -57,27 +124,44 @@ func WriteCA(dir string, dnsNames []string, ips []net.IP) (CA, error) {
 	} else {
 		cn = ips[0].String()
 	}
-	srvKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return CA{}, err
 	}
-	srvTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: cn}, DNSNames: dnsNames,
+	now := time.Now()
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(now.UnixNano()), Subject: pkix.Name{CommonName: cn}, DNSNames: dnsNames,
 		IPAddresses: ips, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, caCert, &srvKey.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, a.cert, &key.PublicKey, a.key)
 	if err != nil {
 		return CA{}, err
 	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(srvKey)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
 		return CA{}, err
 	}
-	ca := CA{CAFile: filepath.Join(dir, "ca.pem"), CertFile: filepath.Join(dir, "server.pem"), KeyFile: filepath.Join(dir, "server.key")}
-	for path, block := range map[string]*pem.Block{ca.CAFile: {Type: "CERTIFICATE", Bytes: caDER},
-		ca.CertFile: {Type: "CERTIFICATE", Bytes: srvDER}, ca.KeyFile: {Type: "PRIVATE KEY", Bytes: keyDER}} {
-		if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
-			return CA{}, fmt.Errorf("mounttarget: write %s: %w", path, err)
-		}
+	ca := CA{CAFile: a.CAFile, CertFile: filepath.Join(dir, "server.pem"), KeyFile: filepath.Join(dir, "server.key")}
+	if err := writePEM(ca.CertFile, "CERTIFICATE", der); err != nil {
+		return CA{}, err
+	}
+	if err := writePEM(ca.KeyFile, "PRIVATE KEY", keyDER); err != nil {
+		return CA{}, err
 	}
 	return ca, nil
+}
+
+// WriteCA makes a new CA in dir (ca.pem, ca.key) and a server certificate it signed (server.pem, server.key).
+func WriteCA(dir string, dnsNames []string, ips []net.IP) (CA, error) {
+	a, err := LoadOrCreateAuthority(dir)
+	if err != nil {
+		return CA{}, err
+	}
+	return a.Issue(dir, dnsNames, ips)
+}
+
+func writePEM(path, typ string, der []byte) error {
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		return fmt.Errorf("mounttarget: write %s: %w", path, err)
+	}
+	return nil
 }

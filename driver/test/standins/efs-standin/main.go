@@ -18,6 +18,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
+
+	"github.com/openshift/aws-efs-csi/driver/test/mounttarget"
 )
 
 func main() {
@@ -46,6 +48,14 @@ func run(args []string, stderr io.Writer) error {
 	}
 	if err := o.Validate(); err != nil {
 		return err
+	}
+	if o.InitCA {
+		a, err := mounttarget.LoadOrCreateAuthority(o.CADir)
+		if err != nil {
+			return err
+		}
+		fmt.Println(a.CAFile)
+		return nil
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()

@@ -29,6 +29,11 @@ type Options struct {
 	Latency time.Duration
 	// Faults are further fakeaws faults, API:key=value,... (fakeaws.ParseFaultSpec).
 	Faults []string
+	// CADir holds the test CA (ca.pem, ca.key), reused when present; default Dir.
+	CADir string
+	// InitCA only creates (or checks) the CA in CADir, prints the path of ca.pem and exits: for baking the CA into
+	// a test image before the program runs.
+	InitCA bool
 }
 
 // AddFlags binds the options to fs.
@@ -41,11 +46,19 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ControlAddr, "control-addr", "127.0.0.1:0", "listen address of the control endpoint (HTTP: /calls, /mounts)")
 	fs.StringSliceVar(&o.TLSNames, "tls-name", nil, "extra DNS name in fakeaws' certificate, repeatable (127.0.0.1 and localhost are always in it)")
 	fs.DurationVar(&o.Latency, "aws-latency", 0, "latency added to every AWS call, e.g. 20ms (fakeaws fault *:latency=...)")
+	fs.StringVar(&o.CADir, "ca-dir", "", "directory of the test CA (ca.pem, ca.key), reused when present, created otherwise (default <dir>)")
+	fs.BoolVar(&o.InitCA, "init-ca", false, "only create or check the CA in --ca-dir, print the path of its ca.pem and exit")
 	fs.StringArrayVar(&o.Faults, "fault", nil, "further fakeaws fault API:key=value[,key=value], repeatable (see driver/test/fakeaws/README.md)")
 }
 
 // Validate checks the options and fills in the defaults that depend on --dir.
 func (o *Options) Validate() error {
+	if o.InitCA {
+		if o.CADir == "" || !filepath.IsAbs(o.CADir) {
+			return fmt.Errorf("--ca-dir %q: want an absolute directory path with --init-ca", o.CADir)
+		}
+		return nil
+	}
 	if o.Dir == "" || !filepath.IsAbs(o.Dir) {
 		return fmt.Errorf("--dir %q: want an absolute directory path", o.Dir)
 	}
@@ -55,8 +68,11 @@ func (o *Options) Validate() error {
 	if o.BackingDir == "" {
 		o.BackingDir = filepath.Join(o.Dir, "backing")
 	}
-	if !filepath.IsAbs(o.ReadyFile) || !filepath.IsAbs(o.BackingDir) {
-		return fmt.Errorf("--ready-file %q and --backing-dir %q: want absolute paths", o.ReadyFile, o.BackingDir)
+	if o.CADir == "" {
+		o.CADir = o.Dir
+	}
+	if !filepath.IsAbs(o.ReadyFile) || !filepath.IsAbs(o.BackingDir) || !filepath.IsAbs(o.CADir) {
+		return fmt.Errorf("--ready-file %q, --backing-dir %q and --ca-dir %q: want absolute paths", o.ReadyFile, o.BackingDir, o.CADir)
 	}
 	if o.Latency < 0 {
 		return fmt.Errorf("--aws-latency %s: want a duration >= 0 such as 20ms", o.Latency)

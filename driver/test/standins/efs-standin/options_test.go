@@ -2,6 +2,8 @@ package main
 
 import (
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +25,7 @@ func TestValidate(t *testing.T) {
 		{"relative ready file", Options{Dir: "/tmp/x", ReadyFile: "ready.json"}, "--ready-file"},
 		{"negative latency", Options{Dir: "/tmp/x", Latency: -time.Millisecond}, "--aws-latency"},
 		{"bad fault", Options{Dir: "/tmp/x", Faults: []string{"latency"}}, "--fault"},
+		{"init-ca needs ca-dir", Options{InitCA: true}, "--ca-dir"},
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
@@ -31,13 +34,20 @@ func TestValidate(t *testing.T) {
 			if row.wantErr == "" && err != nil || row.wantErr != "" && (err == nil || !strings.Contains(err.Error(), row.wantErr)) {
 				t.Fatalf("Validate() = %v, want an error naming %q", err, row.wantErr)
 			}
-			if err == nil && (o.ReadyFile != "/tmp/x/ready.json" || o.BackingDir != "/tmp/x/backing") {
+			if err == nil && !o.InitCA && (o.ReadyFile != "/tmp/x/ready.json" || o.BackingDir != "/tmp/x/backing") {
 				t.Fatalf("defaults: %+v", o)
 			}
 		})
 	}
 	if err := run([]string{"--help"}, io.Discard); err != nil {
 		t.Fatalf("--help: %v", err)
+	}
+	caDir := t.TempDir()
+	if err := run([]string{"--init-ca", "--ca-dir", caDir}, io.Discard); err != nil {
+		t.Fatalf("--init-ca: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(caDir, "ca.key")); err != nil {
+		t.Fatalf("--init-ca made no CA: %v", err)
 	}
 	if err := run([]string{"--dir", "rel"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--dir") {
 		t.Fatalf("--dir rel: %v", err)

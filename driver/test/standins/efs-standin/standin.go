@@ -84,7 +84,11 @@ func start(o Options) (_ *standin, err error) {
 		dnsNames = append(dnsNames, mounttarget.DNSName(fs.id, o.Region))
 	}
 	dnsNames = append(dnsNames, o.TLSNames...)
-	ca, err := mounttarget.WriteCA(o.Dir, dnsNames, []net.IP{net.IPv4(127, 0, 0, 1)})
+	authority, err := mounttarget.LoadOrCreateAuthority(o.CADir)
+	if err != nil {
+		return nil, err
+	}
+	ca, err := authority.Issue(o.Dir, dnsNames, []net.IP{net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		return nil, err
 	}

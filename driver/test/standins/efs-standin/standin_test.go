@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -18,10 +19,18 @@ import (
 
 // TestStartReadyStop: the program serves what the ready file says (fakeaws over HTTPS trusted through the CA,
 // with the two file systems and loopback mount targets whose TLS servers answer; call counts on the control
-// endpoint) and SIGTERM leaves nothing behind: exit 0, no ready file, nothing on the mount target addresses.
+// endpoint; a CA made earlier with --init-ca signs the certificates) and SIGTERM leaves nothing behind: exit 0,
+// no ready file, nothing on the mount target addresses.
 func TestStartReadyStop(t *testing.T) {
-	w := newWorld(t)
+	caDir := t.TempDir()
+	if err := run([]string{"--init-ca", "--ca-dir", caDir}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	w := newWorld(t, "--ca-dir", caDir, "--aws-latency", "1ms")
 	r := w.ready
+	if r.CAFile != filepath.Join(caDir, "ca.pem") {
+		t.Fatalf("ready caFile %q, want the CA of --ca-dir", r.CAFile)
+	}
 	if !strings.HasPrefix(r.AWSEndpoint, "https://127.0.0.1:") || r.RegionalFileSystemID == "" || r.OneZoneFileSystemID == "" || len(r.FileSystems) != 2 {
 		t.Fatalf("ready = %+v", r)
 	}

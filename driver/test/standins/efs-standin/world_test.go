@@ -32,21 +32,21 @@ type world struct {
 	table                   string
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t *testing.T, args ...string) *world {
 	t.Helper()
 	harness.RequireRoot(t)
 	w := &world{dir: t.TempDir()}
 	w.standin = standintest.Build(t, "efs-standin")
 	w.mountNFS4 = standintest.Build(t, "mount-nfs4-standin")
-	w.start(t)
+	w.start(t, args...)
 	return w
 }
 
 // start runs efs-standin and waits for its ready file.
-func (w *world) start(t *testing.T) {
+func (w *world) start(t *testing.T, args ...string) {
 	t.Helper()
 	dir := filepath.Join(w.dir, "standin")
-	w.proc = standintest.Start(t, w.standin, "--dir", dir)
+	w.proc = standintest.Start(t, w.standin, append([]string{"--dir", dir}, args...)...)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		b, err := os.ReadFile(filepath.Join(dir, "ready.json"))
