@@ -120,3 +120,40 @@ func TestNoBackendTrafficNoMount(t *testing.T) {
 		t.Fatalf("mount table %q", lines)
 	}
 }
+
+// TestMountPropagatesFromSharedMount: a mount made on a shared mount (the kubelet directory, mounted Bidirectional
+// into the node container) propagates to its peers (the host's view and the application pods'), and so does its
+// unmount.
+func TestMountPropagatesFromSharedMount(t *testing.T) {
+	w := newWorld(t)
+	w.node(t)
+	fs := w.fs(t, w.ready.RegionalFileSystemID)
+	shared, peer := filepath.Join(w.dir, "kubelet"), filepath.Join(w.dir, "kubelet-peer")
+	for _, d := range []string{filepath.Join(shared, "pod", "mount"), peer} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"--bind", shared, shared}, {"--make-rshared", shared}, {"--bind", shared, peer}} {
+		if out, err := exec(t, nil, "mount", args...); err != nil {
+			t.Fatalf("mount %v: %v\n%s", args, err, out)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(fs.BackingDir, "seen"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(shared, "pod", "mount")
+	if out, err := w.mount(t, fs.ID, fs.ID+":/", target); err != nil {
+		t.Fatalf("mount on a shared mount: %v\n%s\n%s", err, out, w.proc.Logs())
+	}
+	if _, err := os.Stat(filepath.Join(peer, "pod", "mount", "seen")); err != nil {
+		t.Fatalf("mount did not propagate to the peer: %v", err)
+	}
+	if out, err := exec(t, w.env, "umount", target); err != nil {
+		t.Fatalf("umount: %v\n%s", err, out)
+	}
+	if harness.IsMounted(filepath.Join(peer, "pod", "mount")) {
+		t.Fatal("unmount did not propagate to the peer")
+	}
+	w.waitTable(t, 0)
+}
