@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -114,6 +115,11 @@ func (s *Server) serve(c net.Conn, fsID string) {
 	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
 	var req Request
 	if err := ReadMessage(bufio.NewReader(c), &req); err != nil {
+		if errors.Is(err, io.EOF) {
+			// efs-utils checks that its relay listens by connecting and closing; stunnel passes that on
+			klog.V(4).InfoS("Connection closed without a request", "fileSystemID", fsID)
+			return
+		}
 		klog.InfoS("Bad request from a mount.nfs4 stand-in", "fileSystemID", fsID, "err", err)
 		_ = WriteMessage(c, Response{Error: "bad request: " + err.Error()})
 		return
