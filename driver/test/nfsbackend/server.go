@@ -53,7 +53,8 @@ func (s *Server) Start() error {
 	if s.SyncInterval <= 0 {
 		s.SyncInterval = 500 * time.Millisecond
 	}
-	s.tables, s.stop, s.counts = newTables(), make(chan struct{}), map[string]int{}
+	stop := make(chan struct{})
+	s.tables, s.stop, s.counts = newTables(), stop, map[string]int{}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -61,7 +62,7 @@ func (s *Server) Start() error {
 		defer tick.Stop()
 		for {
 			select {
-			case <-s.stop:
+			case <-stop:
 				return
 			case <-tick.C:
 				s.tables.sync()
@@ -187,15 +188,14 @@ func (s *Server) mount(fsID string, req Request) (string, error) {
 // far as the namespaces still exist) and writes the mount tables one last time.
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
-	ls, mounts := s.listeners, s.mounts
-	s.listeners, s.mounts = nil, nil
+	ls, mounts, stop := s.listeners, s.mounts, s.stop
+	s.listeners, s.mounts, s.stop = nil, nil, nil
 	s.mu.Unlock()
 	for _, l := range ls {
 		_ = l.Close()
 	}
-	if s.stop != nil {
-		close(s.stop)
-		s.stop = nil
+	if stop != nil {
+		close(stop)
 	}
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
