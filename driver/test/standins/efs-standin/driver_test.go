@@ -38,7 +38,8 @@ func TestDriverPublishThroughStandin(t *testing.T) {
 	w.table = node.MountTable
 	bin := harness.BuildDriver(t, w.dir)
 	d := node.Start(t, bin, "node", "--efs-utils-conf-overrides=mount:stunnel_cafile="+filepath.Join(node.Link, "efs-utils.crt")+
-		",mount:optimize_readahead=false,mount-watchdog:poll_interval_sec=1,mount-watchdog:unmount_grace_period_sec=2")
+		",mount:optimize_readahead=false,mount-watchdog:poll_interval_sec=1,mount-watchdog:unmount_count_for_consistency=0,"+
+		"mount-watchdog:unmount_grace_period_sec=2")
 	n := csi.NewNodeClient(d.Conn)
 
 	fs := w.fs(t, w.ready.RegionalFileSystemID)
@@ -75,10 +76,11 @@ func TestDriverPublishThroughStandin(t *testing.T) {
 	for _, st := range states {
 		relay = st.PID
 	}
-	// The watchdog leaves a mount alone for its first 30 s (efs-utils 1.36's MOUNT_GRACE_SEC), then counts polls
-	// (every second here) that miss it in the mount table: after 5 misses and the 2 s grace it stops the relay.
-	// 40 s after the mount the relay must still run and its state must not be marked unmounted.
-	time.Sleep(40 * time.Second)
+	// The watchdog leaves a mount alone for its first 30 s (efs-utils 1.36's MOUNT_GRACE_SEC); after that, with
+	// unmount_count_for_consistency=0, one poll (every second here) that misses it in the mount table marks it
+	// unmounted, and the relay is stopped 2 s later. 35 s after the mount the relay must still run and its state
+	// must not be marked unmounted.
+	time.Sleep(35 * time.Second)
 	if err := syscall.Kill(relay, 0); err != nil {
 		t.Fatalf("the watchdog stopped the relay of a mounted volume: %v\n%s", err, d.Logs())
 	}
@@ -92,10 +94,10 @@ func TestDriverPublishThroughStandin(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.waitTable(t, 0)
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for syscall.Kill(relay, 0) == nil {
 		if time.Now().After(deadline) {
-			t.Fatalf("relay %d still running 30s after unpublish\n%s", relay, d.Logs())
+			t.Fatalf("relay %d still running 20s after unpublish\n%s", relay, d.Logs())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
