@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"k8s.io/klog/v2"
 )
 
@@ -43,6 +44,8 @@ type mountRecord struct {
 	pid    int
 	nsIno  uint64
 	target string
+	// dev and ino identify the served directory: a mount point showing it is this mount (or a propagated copy).
+	dev, ino uint64
 }
 
 // Start prepares the server and starts keeping the mount tables current until Close.
@@ -163,6 +166,10 @@ func (s *Server) mount(fsID string, req Request) (string, error) {
 		return served, err
 	}
 	defer dir.Close()
+	var dst unix.Stat_t
+	if err := unix.Fstat(int(dir.Fd()), &dst); err != nil {
+		return served, err
+	}
 	pid, err := findNamespaceMember(req.MountNamespace, 0)
 	if err != nil {
 		return served, err
@@ -171,7 +178,7 @@ func (s *Server) mount(fsID string, req Request) (string, error) {
 		return served, err
 	}
 	s.mu.Lock()
-	s.mounts = append(s.mounts, mountRecord{pid: pid, nsIno: req.MountNamespace, target: req.Target})
+	s.mounts = append(s.mounts, mountRecord{pid: pid, nsIno: req.MountNamespace, target: req.Target, dev: dst.Dev, ino: dst.Ino})
 	s.counts[fsID]++
 	s.mu.Unlock()
 	if req.MountTable != "" {
@@ -184,8 +191,9 @@ func (s *Server) mount(fsID string, req Request) (string, error) {
 	return served, nil
 }
 
-// Close stops serving, takes off the mounts it made that are still mounted (lazily, in their namespaces, as
-// far as the namespaces still exist) and writes the mount tables one last time.
+// Close stops serving, takes off the mounts it made that are still mounted (lazily, in their namespaces, or on
+// the host when the namespace is gone but a propagated copy is left there) and writes the mount tables one last
+// time.
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
 	ls, mounts, stop := s.listeners, s.mounts, s.stop
@@ -206,16 +214,7 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	var errs []error
 	for i := len(mounts) - 1; i >= 0; i-- {
-		m := mounts[i]
-		pid, err := findNamespaceMember(m.nsIno, m.pid)
-		if err != nil {
-			continue // the namespace is gone, and its mounts with it
-		}
-		info, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/mountinfo")
-		if err != nil || !MountPoints(string(info))[m.target] {
-			continue
-		}
-		if err := unmountInNamespace(pid, m.nsIno, m.target); err != nil {
+		if err := mounts[i].takeOff(); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -223,4 +222,28 @@ func (s *Server) Close(ctx context.Context) error {
 		s.tables.sync()
 	}
 	return errors.Join(errs...)
+}
+
+// takeOff unmounts the mount m made, where it is still mounted: in its namespace while a process is left there,
+// else in this process's namespace (a copy propagated through a shared mount, e.g. the kubelet directory after
+// the node container ended). Only a mount point that shows the served directory is unmounted, so nothing mounted
+// there since is touched.
+func (m mountRecord) takeOff() error {
+	pid, err := findNamespaceMember(m.nsIno, m.pid)
+	if err != nil {
+		self, serr := nsInode("self")
+		if serr != nil {
+			return serr
+		}
+		pid, m.nsIno = os.Getpid(), self
+	}
+	info, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/mountinfo")
+	if err != nil || !MountPoints(string(info))[m.target] {
+		return nil
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(procPath(pid, m.target), &st); err != nil || st.Dev != m.dev || st.Ino != m.ino {
+		return nil
+	}
+	return unmountInNamespace(pid, m.nsIno, m.target)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -161,7 +162,8 @@ func TestMountPropagatesFromSharedMount(t *testing.T) {
 
 // TestTableOutlivesNamespace: a mount made from a namespace that then ends entirely (a node container that is
 // killed, its relay with it) stays in the NFS mount table as long as it is still mounted where the table is
-// read (it propagated through the shared kubelet directory), and leaves it once unmounted there.
+// read (it propagated through the shared kubelet directory), and leaves it once unmounted there; when the program
+// stops, it takes such a left-over copy off the host.
 func TestTableOutlivesNamespace(t *testing.T) {
 	w := newWorld(t)
 	w.node(t)
@@ -191,8 +193,25 @@ func TestTableOutlivesNamespace(t *testing.T) {
 	if !strings.Contains(w.proc.Logs(), "Mount table taken over by another mount namespace") {
 		t.Fatalf("the table was not taken over from the ended namespace:\n%s", w.proc.Logs())
 	}
-	if out, err := exec(t, nil, "umount", target); err != nil {
+	// a second one, unmounted by hand: its line goes
+	second := filepath.Join(shared, "pod2", "mount")
+	if err := os.MkdirAll(second, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := w.mount(t, fs.ID, fs.ID+":/", second); err != nil {
+		t.Fatalf("mount: %v\n%s", err, out)
+	}
+	w.waitTable(t, 2)
+	if out, err := exec(t, nil, "umount", second); err != nil {
 		t.Fatalf("umount: %v\n%s", err, out)
+	}
+	w.waitTable(t, 1)
+	w.proc.Signal(t, syscall.SIGTERM)
+	if code := w.proc.Wait(t); code != 0 {
+		t.Fatalf("exit code %d\n%s", code, w.proc.Logs())
+	}
+	if harness.IsMounted(target) {
+		t.Fatal("the copy of a mount whose namespace ended is still mounted after the program stopped")
 	}
 	w.waitTable(t, 0)
 }
