@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"k8s.io/klog/v2"
 )
 
@@ -42,6 +44,8 @@ type mountRecord struct {
 	pid    int
 	nsIno  uint64
 	target string
+	// dev and ino identify the served directory: a mount point showing it is this mount (or a propagated copy).
+	dev, ino uint64
 }
 
 // Start prepares the server and starts keeping the mount tables current until Close.
@@ -52,7 +56,8 @@ func (s *Server) Start() error {
 	if s.SyncInterval <= 0 {
 		s.SyncInterval = 500 * time.Millisecond
 	}
-	s.tables, s.stop, s.counts = newTables(), make(chan struct{}), map[string]int{}
+	stop := make(chan struct{})
+	s.tables, s.stop, s.counts = newTables(), stop, map[string]int{}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -60,7 +65,7 @@ func (s *Server) Start() error {
 		defer tick.Stop()
 		for {
 			select {
-			case <-s.stop:
+			case <-stop:
 				return
 			case <-tick.C:
 				s.tables.sync()
@@ -114,6 +119,11 @@ func (s *Server) serve(c net.Conn, fsID string) {
 	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
 	var req Request
 	if err := ReadMessage(bufio.NewReader(c), &req); err != nil {
+		if errors.Is(err, io.EOF) {
+			// efs-utils checks that its relay listens by connecting and closing; stunnel passes that on
+			klog.V(4).InfoS("Connection closed without a request", "fileSystemID", fsID)
+			return
+		}
 		klog.InfoS("Bad request from a mount.nfs4 stand-in", "fileSystemID", fsID, "err", err)
 		_ = WriteMessage(c, Response{Error: "bad request: " + err.Error()})
 		return
@@ -156,6 +166,10 @@ func (s *Server) mount(fsID string, req Request) (string, error) {
 		return served, err
 	}
 	defer dir.Close()
+	var dst unix.Stat_t
+	if err := unix.Fstat(int(dir.Fd()), &dst); err != nil {
+		return served, err
+	}
 	pid, err := findNamespaceMember(req.MountNamespace, 0)
 	if err != nil {
 		return served, err
@@ -164,7 +178,7 @@ func (s *Server) mount(fsID string, req Request) (string, error) {
 		return served, err
 	}
 	s.mu.Lock()
-	s.mounts = append(s.mounts, mountRecord{pid: pid, nsIno: req.MountNamespace, target: req.Target})
+	s.mounts = append(s.mounts, mountRecord{pid: pid, nsIno: req.MountNamespace, target: req.Target, dev: dst.Dev, ino: dst.Ino})
 	s.counts[fsID]++
 	s.mu.Unlock()
 	if req.MountTable != "" {
@@ -177,19 +191,19 @@ func (s *Server) mount(fsID string, req Request) (string, error) {
 	return served, nil
 }
 
-// Close stops serving, takes off the mounts it made that are still mounted (lazily, in their namespaces, as
-// far as the namespaces still exist) and writes the mount tables one last time.
+// Close stops serving, takes off the mounts it made that are still mounted (lazily, in their namespaces, or on
+// the host when the namespace is gone but a propagated copy is left there) and writes the mount tables one last
+// time.
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
-	ls, mounts := s.listeners, s.mounts
-	s.listeners, s.mounts = nil, nil
+	ls, mounts, stop := s.listeners, s.mounts, s.stop
+	s.listeners, s.mounts, s.stop = nil, nil, nil
 	s.mu.Unlock()
 	for _, l := range ls {
 		_ = l.Close()
 	}
-	if s.stop != nil {
-		close(s.stop)
-		s.stop = nil
+	if stop != nil {
+		close(stop)
 	}
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
@@ -200,16 +214,7 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	var errs []error
 	for i := len(mounts) - 1; i >= 0; i-- {
-		m := mounts[i]
-		pid, err := findNamespaceMember(m.nsIno, m.pid)
-		if err != nil {
-			continue // the namespace is gone, and its mounts with it
-		}
-		info, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/mountinfo")
-		if err != nil || !MountPoints(string(info))[m.target] {
-			continue
-		}
-		if err := unmountInNamespace(pid, m.nsIno, m.target); err != nil {
+		if err := mounts[i].takeOff(); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -217,4 +222,28 @@ func (s *Server) Close(ctx context.Context) error {
 		s.tables.sync()
 	}
 	return errors.Join(errs...)
+}
+
+// takeOff unmounts the mount m made, where it is still mounted: in its namespace while a process is left there,
+// else in this process's namespace (a copy propagated through a shared mount, e.g. the kubelet directory after
+// the node container ended). Only a mount point that shows the served directory is unmounted, so nothing mounted
+// there since is touched.
+func (m mountRecord) takeOff() error {
+	pid, err := findNamespaceMember(m.nsIno, m.pid)
+	if err != nil {
+		self, serr := nsInode("self")
+		if serr != nil {
+			return serr
+		}
+		pid, m.nsIno = os.Getpid(), self
+	}
+	info, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/mountinfo")
+	if err != nil || !MountPoints(string(info))[m.target] {
+		return nil
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(procPath(pid, m.target), &st); err != nil || st.Dev != m.dev || st.Ino != m.ino {
+		return nil
+	}
+	return unmountInNamespace(pid, m.nsIno, m.target)
 }

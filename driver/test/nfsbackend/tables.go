@@ -101,6 +101,7 @@ func (ts *tables) syncLocked(id tableID, t *table) error {
 		if err != nil {
 			return err
 		}
+		klog.InfoS("Mount table taken over by another mount namespace", "path", t.path, "from", t.nsIno, "to", ino, "pid", pid)
 		t.nsIno = ino
 	}
 	t.pid = pid

@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/rootdir"
 	"github.com/openshift/aws-efs-csi/driver/test/e2e/harness"
@@ -154,6 +156,62 @@ func TestMountPropagatesFromSharedMount(t *testing.T) {
 	}
 	if harness.IsMounted(filepath.Join(peer, "pod", "mount")) {
 		t.Fatal("unmount did not propagate to the peer")
+	}
+	w.waitTable(t, 0)
+}
+
+// TestTableOutlivesNamespace: a mount made from a namespace that then ends entirely (a node container that is
+// killed, its relay with it) stays in the NFS mount table as long as it is still mounted where the table is
+// read (it propagated through the shared kubelet directory), and leaves it once unmounted there; when the program
+// stops, it takes such a left-over copy off the host.
+func TestTableOutlivesNamespace(t *testing.T) {
+	w := newWorld(t)
+	w.node(t)
+	fs := w.fs(t, w.ready.RegionalFileSystemID)
+	shared := filepath.Join(w.dir, "kubelet")
+	target := filepath.Join(shared, "pod", "mount")
+	if err := os.MkdirAll(target, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--bind", shared, shared}, {"--make-rshared", shared}} {
+		if out, err := exec(t, nil, "mount", args...); err != nil {
+			t.Fatalf("mount %v: %v\n%s", args, err, out)
+		}
+	}
+	script := `mount -t efs -o tls,mounttargetip=` + fs.MountTargets[0].IP + ` ` + fs.ID + `:/ "$1"`
+	if out, err := exec(t, w.env, "unshare", "--mount", "--propagation", "unchanged", "--", "sh", "-c", script, "sh", target); err != nil {
+		t.Fatalf("mount from another namespace: %v\n%s\n%s", err, out, w.proc.Logs())
+	}
+	if !harness.IsMounted(target) {
+		t.Fatal("the mount did not propagate to the host")
+	}
+	w.cleanupRelays(t) // the relay was the last process of that namespace
+	time.Sleep(time.Second)
+	if lines := w.waitTable(t, 1); !strings.Contains(lines[0], target) {
+		t.Fatalf("table %q", lines)
+	}
+	if !strings.Contains(w.proc.Logs(), "Mount table taken over by another mount namespace") {
+		t.Fatalf("the table was not taken over from the ended namespace:\n%s", w.proc.Logs())
+	}
+	// a second one, unmounted by hand: its line goes
+	second := filepath.Join(shared, "pod2", "mount")
+	if err := os.MkdirAll(second, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := w.mount(t, fs.ID, fs.ID+":/", second); err != nil {
+		t.Fatalf("mount: %v\n%s", err, out)
+	}
+	w.waitTable(t, 2)
+	if out, err := exec(t, nil, "umount", second); err != nil {
+		t.Fatalf("umount: %v\n%s", err, out)
+	}
+	w.waitTable(t, 1)
+	w.proc.Signal(t, syscall.SIGTERM)
+	if code := w.proc.Wait(t); code != 0 {
+		t.Fatalf("exit code %d\n%s", code, w.proc.Logs())
+	}
+	if harness.IsMounted(target) {
+		t.Fatal("the copy of a mount whose namespace ended is still mounted after the program stopped")
 	}
 	w.waitTable(t, 0)
 }

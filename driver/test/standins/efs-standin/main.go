@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	goflag "flag"
 	"fmt"
 	"io"
 	"os"
@@ -40,6 +41,9 @@ func run(args []string, stderr io.Writer) error {
 			"mount-nfs4-standin. Writes the ready file (JSON) when serving; stop it with SIGTERM.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	o.AddFlags(fs)
+	klogFlags := goflag.NewFlagSet("klog", goflag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	fs.AddGoFlag(klogFlags.Lookup("v")) // --v=4 logs every request the backend serves
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
 			return nil

@@ -106,16 +106,35 @@ func (w *world) node(t *testing.T) {
 
 // cleanupNode stops relays the test left and unmounts what is still mounted under the node.
 func (w *world) cleanupNode(n string) {
-	entries, _ := os.ReadDir(filepath.Join(n, "state"))
-	for _, e := range entries {
-		var st struct{ PID int }
-		if b, err := os.ReadFile(filepath.Join(n, "state", e.Name())); err == nil && json.Unmarshal(b, &st) == nil && st.PID > 0 {
-			_ = syscall.Kill(-st.PID, syscall.SIGKILL)
-		}
-	}
+	killRelays(filepath.Join(n, "state"))
 	for _, mp := range harness.MountsUnder(w.dir) {
 		_ = osexec.Command("umount", "-l", mp).Run()
 	}
+}
+
+// cleanupRelays kills the node's TLS relays (the state files' stunnel processes) and waits for them to go.
+func (w *world) cleanupRelays(t *testing.T) {
+	t.Helper()
+	for _, pid := range killRelays(filepath.Join(w.dir, "node", "state")) {
+		deadline := time.Now().Add(5 * time.Second)
+		for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// killRelays sends SIGKILL to the process group of each state file's relay and returns their process IDs.
+func killRelays(stateDir string) []int {
+	var pids []int
+	entries, _ := os.ReadDir(stateDir)
+	for _, e := range entries {
+		var st struct{ PID int }
+		if b, err := os.ReadFile(filepath.Join(stateDir, e.Name())); err == nil && json.Unmarshal(b, &st) == nil && st.PID > 0 {
+			_ = syscall.Kill(-st.PID, syscall.SIGKILL)
+			pids = append(pids, st.PID)
+		}
+	}
+	return pids
 }
 
 // fs returns the seeded file system with that ID.
