@@ -131,8 +131,8 @@ func (p ProjectImages) All() []ProjectImage {
 }
 
 // LoadProjectImages imports the project's images of dir (ImagesDirEnv's value) into the cluster's containerd
-// under their References, keeping their digests (each OCI layout is streamed to `ctr images import` as an OCI
-// archive whose index names the image).
+// under their References and Pinned names, keeping their digests (each OCI layout is streamed to `ctr images
+// import` as an OCI archive whose index names the image).
 func (c *Cluster) LoadProjectImages(ctx context.Context, dir string, log io.Writer) (ProjectImages, error) {
 	imgs, err := ReadProjectImages(dir)
 	if err != nil {
@@ -166,7 +166,9 @@ func importLayout(ctx context.Context, socket string, img ProjectImage) error {
 	return nil
 }
 
-// archiveIndex is the index.json of the archive: the layout's descriptor of img, named for containerd.
+// archiveIndex is the index.json of the archive: the layout's descriptor of img twice, named for containerd by
+// its tag and by its digest. The CRI finds an image only by a name containerd has for it (a pull records both
+// forms; an import only the names in the archive), and a bundle pins images by digest.
 func archiveIndex(img ProjectImage) ([]byte, error) {
 	b, err := os.ReadFile(filepath.Join(img.Layout, "index.json"))
 	if err != nil {
@@ -177,17 +179,20 @@ func archiveIndex(img ProjectImage) ([]byte, error) {
 		return nil, fmt.Errorf("%s/index.json: %w", img.Layout, err)
 	}
 	for _, d := range idx.Manifests {
-		if d.Digest == img.Digest {
-			d.Annotations = map[string]string{
-				"io.containerd.image.name":          img.Reference,
-				"org.opencontainers.image.ref.name": img.Reference[strings.LastIndex(img.Reference, ":")+1:],
-			}
-			idx.Manifests = []v1.Descriptor{d}
-			return json.Marshal(idx)
+		if d.Digest != img.Digest {
+			continue
 		}
+		byTag, byDigest := d, d
+		byTag.Annotations = map[string]string{containerdImageName: img.Reference}
+		byDigest.Annotations = map[string]string{containerdImageName: img.Pinned()}
+		idx.Manifests = []v1.Descriptor{byTag, byDigest}
+		return json.Marshal(idx)
 	}
 	return nil, fmt.Errorf("the OCI layout %s does not list %s", img.Layout, img.Digest)
 }
+
+// containerdImageName is the annotation by which containerd's importer names an image of an OCI archive.
+const containerdImageName = "io.containerd.image.name"
 
 // writeLayoutArchive writes the layout directory as a tar, with index.json replaced.
 func writeLayoutArchive(w io.Writer, dir string, index []byte) error {

@@ -106,8 +106,10 @@ func TestLayoutArchiveNamesTheImageForContainerd(t *testing.T) {
 	}
 	var got v1.IndexManifest
 	must(json.Unmarshal([]byte(files["index.json"]), &got))
-	if len(got.Manifests) != 1 || got.Manifests[0].Annotations["io.containerd.image.name"] != img.Reference {
-		t.Errorf("archive index.json = %s; want the image named %s", files["index.json"], img.Reference)
+	if len(got.Manifests) != 2 || got.Manifests[0].Digest != d || got.Manifests[1].Digest != d ||
+		got.Manifests[0].Annotations["io.containerd.image.name"] != img.Reference ||
+		got.Manifests[1].Annotations["io.containerd.image.name"] != "localhost/aws-efs-csi/aws-efs-csi-driver@"+testDigest {
+		t.Errorf("archive index.json = %s; want the image named %s and by its digest", files["index.json"], img.Reference)
 	}
 	img.Digest, _ = v1.NewHash("sha256:" + strings.Repeat("0", 64))
 	if _, err := archiveIndex(img); err == nil {
