@@ -129,6 +129,9 @@ func Build(ctx context.Context, opts Options) (Manifest, error) {
 	}
 	if opts.MountStandIn == "" {
 		fmt.Fprintf(log, "clusterimages: no mount.nfs4 stand-in given: the driver image for the cluster is not built\n")
+		if err := os.RemoveAll(filepath.Join(opts.OutDir, DriverForCluster)); err != nil { // left by an earlier run
+			return Manifest{}, err
+		}
 	} else {
 		img, err := driverForCluster(ctx, opts, driver, mtime, log)
 		if err != nil {
