@@ -129,18 +129,18 @@ func ServeCatalog(ctx context.Context, kube kubernetes.Interface, dyn dynamic.In
 
 // Subscribe creates namespace ns with an OperatorGroup for all namespaces (no targetNamespaces) and a
 // Subscription to pkg's channel in the CatalogSource catalog (in Namespace) with automatic approval, as
-// docs/user-guide/install.md tells users to, and returns the name of the CSV that reaches phase Succeeded.
-func Subscribe(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, ns, pkg, channel, catalog string, timeout time.Duration) (string, error) {
+// docs/user-guide/install.md tells users to.
+func Subscribe(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, ns, pkg, channel, catalog string) error {
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return "", err
+		return err
 	}
 	og := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
-		"metadata": map[string]any{"name": pkg, "namespace": ns},
-		"spec":     map[string]any{},
+		"metadata": map[string]any{"name": ns, "namespace": ns},
+		"spec":     map[string]any{"upgradeStrategy": "Default"},
 	}}
 	if _, err := dyn.Resource(OperatorGroups).Namespace(ns).Create(ctx, og, metav1.CreateOptions{}); err != nil {
-		return "", err
+		return err
 	}
 	sub := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
@@ -150,12 +150,16 @@ func Subscribe(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Inter
 			"installPlanApproval": "Automatic",
 		},
 	}}
-	if _, err := dyn.Resource(Subscriptions).Namespace(ns).Create(ctx, sub, metav1.CreateOptions{}); err != nil {
-		return "", err
-	}
-	var csv, phase, last string
+	_, err := dyn.Resource(Subscriptions).Namespace(ns).Create(ctx, sub, metav1.CreateOptions{})
+	return err
+}
+
+// WaitCSV waits until the Subscription sub in ns names its installed CSV and that CSV is in phase (Succeeded, or
+// an earlier phase for a check that cannot get further), and returns the CSV's name.
+func WaitCSV(ctx context.Context, dyn dynamic.Interface, ns, sub, phase string, timeout time.Duration) (string, error) {
+	var csv, last string
 	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, timeout, true, func(ctx context.Context) (bool, error) {
-		u, err := dyn.Resource(Subscriptions).Namespace(ns).Get(ctx, pkg, metav1.GetOptions{})
+		u, err := dyn.Resource(Subscriptions).Namespace(ns).Get(ctx, sub, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -169,15 +173,30 @@ func Subscribe(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Inter
 		if err != nil {
 			return false, nil
 		}
-		phase, _, _ = unstructured.NestedString(c.Object, "status", "phase")
+		got, _, _ := unstructured.NestedString(c.Object, "status", "phase")
 		msg, _, _ := unstructured.NestedString(c.Object, "status", "message")
-		last = fmt.Sprintf("CSV %s phase %s: %s", csv, phase, msg)
-		return phase == "Succeeded", nil
+		last = fmt.Sprintf("CSV %s phase %s: %s", csv, got, msg)
+		return got == phase, nil
 	})
 	if err != nil {
-		return csv, fmt.Errorf("subscription %s/%s: no Succeeded CSV after %s (%s): %w", ns, pkg, timeout, last, err)
+		return csv, fmt.Errorf("subscription %s/%s: no CSV in phase %s after %s (%s): %w", ns, sub, phase, timeout, last, err)
 	}
 	return csv, nil
+}
+
+// BundleUnpacked reports whether a bundle unpack Job of OLM succeeded: the CSV came from a bundle image OLM
+// unpacked, not from the catalog's own copy of the manifests.
+func BundleUnpacked(ctx context.Context, kube kubernetes.Interface) (bool, error) {
+	jobs, err := kube.BatchV1().Jobs(Namespace).List(ctx, metav1.ListOptions{LabelSelector: "operatorframework.io/bundle-unpack-ref"})
+	if err != nil {
+		return false, err
+	}
+	for _, j := range jobs.Items {
+		if j.Status.Succeeded > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func subscriptionConditions(u *unstructured.Unstructured) string {
