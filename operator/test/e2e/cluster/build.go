@@ -35,6 +35,12 @@ var commands = []struct{ name, pkg string }{
 	{"kubectl", "k8s.io/kubernetes/cmd/kubectl"},
 }
 
+// nodeCommands are built into a set of their own beside the first (which predates them, so that its cached
+// copies stay valid); the second build reuses the Go build cache the first filled, so it is mostly a link.
+var nodeCommands = []struct{ name, pkg string }{
+	{"kube-proxy", "k8s.io/kubernetes/cmd/kube-proxy"},
+}
+
 // Binaries are the paths of one built Kubernetes set.
 type Binaries struct {
 	Etcd                  string
@@ -43,6 +49,7 @@ type Binaries struct {
 	KubeScheduler         string
 	Kubelet               string
 	Kubectl               string
+	KubeProxy             string
 }
 
 func binariesIn(dir string) Binaries {
@@ -54,6 +61,15 @@ func binariesIn(dir string) Binaries {
 		Kubelet:               filepath.Join(dir, "kubelet"),
 		Kubectl:               filepath.Join(dir, "kubectl"),
 	}
+}
+
+// names lists the binary names of cmds.
+func names(cmds []struct{ name, pkg string }) []string {
+	var out []string
+	for _, c := range cmds {
+		out = append(out, c.name)
+	}
+	return out
 }
 
 // ToolsDir is the cache of built tools, outside any clone so that every worktree and every run shares it:
@@ -77,21 +93,30 @@ func ToolsDir(getenv func(string) string) (string, error) {
 }
 
 // Build returns the Kubernetes set (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
-// kubectl) in toolsDir/kubernetes-<KubernetesVersion>, building it first when it is not there: all six commands
-// in one `go build` of one throwaway module, so the packages they share compile once. The set appears atomically
-// (built in a temporary directory, then renamed), and concurrent callers wait for one build through a lock file.
-// Progress goes to log; a cold build takes ten minutes or more on two busy cores.
+// kubectl, kube-proxy) from toolsDir/kubernetes-<KubernetesVersion> and toolsDir/kube-proxy-<KubernetesVersion>,
+// building them first when they are not there: the commands of a set in one `go build` of one throwaway module,
+// so the packages they share compile once. A set appears atomically (built in a temporary directory, then
+// renamed), and concurrent callers wait for one build through a lock file. Progress goes to log; a cold build
+// takes ten minutes or more on two busy cores.
 func Build(ctx context.Context, toolsDir string, log io.Writer) (Binaries, error) {
-	var names []string
-	for _, c := range commands {
-		names = append(names, c.name)
-	}
 	what := fmt.Sprintf("Kubernetes %s (etcd %s)", KubernetesVersion, EtcdVersion)
-	dir, err := buildCached(ctx, toolsDir, "kubernetes-"+KubernetesVersion, names, what, log, buildSet)
+	dir, err := buildCached(ctx, toolsDir, "kubernetes-"+KubernetesVersion, names(commands), what, log,
+		func(ctx context.Context, work, out string, log io.Writer) error {
+			return buildSet(ctx, commands, work, out, log)
+		})
 	if err != nil {
 		return Binaries{}, err
 	}
-	return binariesIn(dir), nil
+	nodeDir, err := buildCached(ctx, toolsDir, "kube-proxy-"+KubernetesVersion, names(nodeCommands), "kube-proxy "+KubernetesVersion, log,
+		func(ctx context.Context, work, out string, log io.Writer) error {
+			return buildSet(ctx, nodeCommands, work, out, log)
+		})
+	if err != nil {
+		return Binaries{}, err
+	}
+	b := binariesIn(dir)
+	b.KubeProxy = filepath.Join(nodeDir, "kube-proxy")
+	return b, nil
 }
 
 // buildCached returns toolsDir/<name>, which must hold files, building it first when it is missing: build writes
@@ -176,8 +201,8 @@ func lock(ctx context.Context, path string, log io.Writer) (func(), error) {
 	return func() { f.Close() }, nil
 }
 
-// buildSet writes the throwaway module into work and builds every command into out.
-func buildSet(ctx context.Context, work, out string, log io.Writer) error {
+// buildSet writes the throwaway module into work and builds every command of cmds into out.
+func buildSet(ctx context.Context, cmds []struct{ name, pkg string }, work, out string, log io.Writer) error {
 	mod := "module kubernetesbuild\n\ngo 1.26\n\nrequire (\n\tk8s.io/kubernetes " + KubernetesVersion +
 		"\n\tgo.etcd.io/etcd/server/v3 " + EtcdVersion + "\n)\n"
 	if err := os.WriteFile(filepath.Join(work, "go.mod"), []byte(mod), 0o644); err != nil {
@@ -197,15 +222,19 @@ func buildSet(ctx context.Context, work, out string, log io.Writer) error {
 		return err
 	}
 	args = []string{"build", "-trimpath", "-ldflags", versionLDFlags(), "-o", out + "/"}
-	for _, c := range commands {
+	for _, c := range cmds {
 		args = append(args, c.pkg)
 	}
 	if err := goCmd(ctx, work, log, args...); err != nil {
 		return err
 	}
 	// go build names a command after its package path, skipping a major-version suffix: etcd's is "server".
-	if err := os.Rename(filepath.Join(out, "server"), filepath.Join(out, "etcd")); err != nil {
-		return fmt.Errorf("naming the etcd binary: %w", err)
+	for _, c := range cmds {
+		if c.name == "etcd" {
+			if err := os.Rename(filepath.Join(out, "server"), filepath.Join(out, "etcd")); err != nil {
+				return fmt.Errorf("naming the etcd binary: %w", err)
+			}
+		}
 	}
 	return nil
 }

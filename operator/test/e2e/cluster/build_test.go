@@ -83,22 +83,26 @@ func TestVersionLDFlagsStampTheKubernetesVersion(t *testing.T) {
 func TestBuildReusesACachedSet(t *testing.T) {
 	tools := t.TempDir()
 	dir := filepath.Join(tools, "kubernetes-"+KubernetesVersion)
-	writeSet(t, dir)
+	writeSet(t, dir, commands)
+	nodeDir := filepath.Join(tools, "kube-proxy-"+KubernetesVersion)
+	writeSet(t, nodeDir, nodeCommands)
 	t.Setenv("PATH", "")
 	var log bytes.Buffer
 	got, err := Build(t.Context(), tools, &log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != binariesIn(dir) || got.Kubelet != filepath.Join(dir, "kubelet") {
-		t.Fatalf("Build = %+v; want the set in %s", got, dir)
+	want := binariesIn(dir)
+	want.KubeProxy = filepath.Join(nodeDir, "kube-proxy")
+	if got != want || got.Kubelet != filepath.Join(dir, "kubelet") {
+		t.Fatalf("Build = %+v; want the sets in %s and %s", got, dir, nodeDir)
 	}
 }
 
 func TestBuildRefusesAnIncompleteSet(t *testing.T) {
 	tools := t.TempDir()
 	dir := filepath.Join(tools, "kubernetes-"+KubernetesVersion)
-	writeSet(t, dir)
+	writeSet(t, dir, commands)
 	if err := os.Remove(filepath.Join(dir, "kubelet")); err != nil {
 		t.Fatal(err)
 	}
@@ -147,12 +151,12 @@ func (w signalWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func writeSet(t *testing.T, dir string) {
+func writeSet(t *testing.T, dir string, cmds []struct{ name, pkg string }) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range commands {
+	for _, c := range cmds {
 		if err := os.WriteFile(filepath.Join(dir, c.name), []byte("#!/bin/false\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}

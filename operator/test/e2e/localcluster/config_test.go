@@ -150,10 +150,20 @@ func TestPauseImageHoldsOneStaticEntrypoint(t *testing.T) {
 	}
 }
 
-func TestServiceRuleSendsTheKubernetesServiceToTheAPIServer(t *testing.T) {
-	got := strings.Join(serviceRule("aws-efs-csi-local-cluster-x", "127.0.0.1:6443"), " ")
-	want := "OUTPUT -d 10.0.0.1/32 -p tcp --dport 443 -m comment --comment aws-efs-csi-local-cluster-x -j DNAT --to-destination 127.0.0.1:6443"
-	if got != want {
-		t.Fatalf("serviceRule = %s; want %s", got, want)
+func TestServiceRulesSendTheKubernetesServiceToTheAPIServer(t *testing.T) {
+	var got []string
+	for _, r := range serviceRules("aws-efs-csi-local-cluster-x", "efse2ex", "127.0.0.1:6443") {
+		got = append(got, r.table+" "+r.chain+" "+strings.Join(r.spec, " "))
+	}
+	want := []string{
+		// the host and host-network pods
+		"nat OUTPUT -d 10.0.0.1/32 -p tcp --dport 443 -m comment --comment aws-efs-csi-local-cluster-x -j DNAT --to-destination 127.0.0.1:6443",
+		// pods on the pod network, and only from its bridge
+		"nat PREROUTING -i efse2ex -d 10.0.0.1/32 -p tcp --dport 443 -m comment --comment aws-efs-csi-local-cluster-x -j DNAT --to-destination 127.0.0.1:6443",
+		// nothing else from the bridge to loopback servers
+		"filter INPUT -i efse2ex -d 127.0.0.0/8 -m conntrack ! --ctstate DNAT -m comment --comment aws-efs-csi-local-cluster-x -j DROP",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("serviceRules =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -28,7 +28,7 @@ func (c *Cluster) Diagnose(ctx context.Context, w io.Writer) {
 		}
 	}
 	if c.state != nil {
-		for _, name := range []string{"kubelet", "containerd", "kube-controller-manager", "kube-scheduler"} {
+		for _, name := range []string{"kubelet", "containerd", "kube-proxy", "kube-controller-manager", "kube-scheduler"} {
 			writeTail(w, filepath.Join(c.state.Dir, name+".log"), 30)
 		}
 	}

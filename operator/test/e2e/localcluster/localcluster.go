@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -74,9 +75,16 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if names := listDir(dir); len(names) > 0 {
 		return nil, fmt.Errorf("local cluster directory %s is not empty (%d entries): run Down on it or remove it", dir, len(names))
 	}
+	if opts.Binaries.KubeProxy == "" {
+		return nil, errors.New("Options.Binaries has no KubeProxy: build the set with cluster.Build")
+	}
 	lock, err := lockMachine(ctx, log)
 	if err != nil {
 		return nil, err
+	}
+	if chains := proxyChains(); len(chains) > 0 {
+		lock.Close()
+		return nil, fmt.Errorf("iptables already has kube-proxy chains %v: another kube-proxy runs on this machine, or a local cluster was not torn down (`go tool mage cluster:down`, or `kube-proxy --cleanup`)", chains)
 	}
 	if _, err := os.Stat(kubeletRoot); err == nil {
 		lock.Close()
@@ -86,7 +94,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	s := &state{
 		Dir: dir, Node: nodeName, ContainerdSocket: filepath.Join(dir, "containerd", "containerd.sock"),
 		CgroupRoot: "/aws-efs-csi-" + id, Network: "efs-e2e-" + id, Bridge: "efse2e" + id,
-		RuleComment: "aws-efs-csi-local-cluster-" + id,
+		RuleComment: "aws-efs-csi-local-cluster-" + id, ProxyBinary: opts.Binaries.KubeProxy,
 	}
 	c = &Cluster{Node: s.Node, state: s, lock: lock, log: log, Kubeconfig: filepath.Join(dir, "kubeconfig")}
 	defer func() {
@@ -117,13 +125,16 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := control.WriteAdminKubeconfig(c.Kubeconfig); err != nil {
 		return c, err
 	}
-	if err := addServiceRule(s, c.Config.Host); err != nil {
+	if err := addServiceRules(s, c.Config.Host); err != nil {
 		return c, err
 	}
 	if err := c.startNode(ctx, opts.Binaries, launch); err != nil {
 		return c, err
 	}
 	if err := c.waitReady(ctx, 3*time.Minute); err != nil {
+		return c, err
+	}
+	if err := c.startProxy(ctx, opts.Binaries.KubeProxy, launch); err != nil {
 		return c, err
 	}
 	fmt.Fprintf(log, "localcluster: node %s is Ready\n", s.Node)
@@ -135,6 +146,14 @@ func (c *Cluster) startNode(ctx context.Context, bins cluster.Binaries, launch c
 	s := c.state
 	var err error
 	if s.Subnet, err = pickSubnet(int(s.Bridge[len(s.Bridge)-1])); err != nil {
+		return err
+	}
+	// A pod reaching another pod of the bridge through a ClusterIP Service gets the answer straight over the
+	// bridge; conntrack restores the Service's address in it only if bridged traffic passes iptables.
+	if b, err := os.ReadFile("/proc/sys/net/bridge/bridge-nf-call-iptables"); err != nil || strings.TrimSpace(string(b)) != "1" {
+		return fmt.Errorf("bridged traffic does not pass iptables (net.bridge.bridge-nf-call-iptables is %q, %v), so pods cannot reach each other through Services: modprobe br_netfilter && sysctl -w net.bridge.bridge-nf-call-iptables=1", b, err)
+	}
+	if err := createBridge(s.Bridge); err != nil {
 		return err
 	}
 	s.NetNSBefore = listDir("/var/run/netns")

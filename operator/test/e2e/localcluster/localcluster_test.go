@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -133,6 +134,118 @@ func TestPodRunsAndNothingIsLeftBehind(t *testing.T) {
 	}
 	stopped = true
 	assertNothingLeft(t, &s)
+}
+
+// TestPodsReachServices checks the Services of the pod network (kube-proxy and the harness's rules for the
+// kubernetes Service): a pod authenticates to the API server as an in-cluster client (the kubernetes Service,
+// its service account token), and reaches another pod through a ClusterIP Service. The cluster then stops with
+// the Services programmed, and nothing of kube-proxy may be left in iptables.
+func TestPodsReachServices(t *testing.T) {
+	needHost(t)
+	ctx := t.Context()
+	routeLocalnet, err := os.ReadFile("/proc/sys/net/ipv4/conf/all/route_localnet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Start(ctx, Options{Dir: t.TempDir(), Binaries: *bins, Log: testWriter{t}})
+	if err != nil {
+		t.Fatalf("starting the local cluster: %v", err)
+	}
+	stopped := false
+	t.Cleanup(func() {
+		if t.Failed() && !stopped {
+			var b strings.Builder
+			c.Diagnose(context.WithoutCancel(ctx), &b)
+			t.Log(b.String())
+		}
+		if !stopped {
+			_ = c.Stop()
+		}
+	})
+	kube, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := *c.state
+	if err := c.LoadNetcheck(ctx, testWriter{t}); err != nil {
+		t.Fatal(err)
+	}
+	netcheckPod := func(name string, labels map[string]string, restart corev1.RestartPolicy, args ...string) {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: labels},
+			Spec: corev1.PodSpec{
+				RestartPolicy: restart,
+				Containers: []corev1.Container{{
+					Name: "netcheck", Image: NetcheckImage, ImagePullPolicy: corev1.PullNever, Args: args,
+				}},
+			},
+		}
+		if _, err := kube.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating pod %s: %v", name, err)
+		}
+	}
+	netcheckPod("server", map[string]string{"app": "netcheck-server"}, corev1.RestartPolicyAlways, "serve", "8080")
+	svc, err := kube.CoreV1().Services("default").Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "netcheck", Namespace: "default"},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": "netcheck-server"},
+			Ports:    []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	netcheckPod("whoami", nil, corev1.RestartPolicyNever, "whoami")
+	netcheckPod("client", nil, corev1.RestartPolicyNever, "get", "http://"+svc.Spec.ClusterIP+":80/")
+
+	for name, want := range map[string]string{
+		"whoami": "netcheck: https://" + kubernetesServiceIP + ":443 is system:serviceaccount:default:default",
+		"client": "netcheck server",
+	} {
+		log, phase := waitPodDone(t, kube, name)
+		if phase != corev1.PodSucceeded || !strings.Contains(log, want) {
+			t.Errorf("pod %s: phase %s, log:\n%s\nwant it to succeed and print %q", name, phase, log, want)
+		}
+	}
+	server, err := kube.CoreV1().Pods("default").Get(ctx, "server", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if server.Spec.HostNetwork || server.Status.PodIP == "" {
+		t.Errorf("server pod: hostNetwork %t, IP %q; want a pod on the pod network", server.Spec.HostNetwork, server.Status.PodIP)
+	}
+
+	if chains := proxyChains(); len(chains) == 0 {
+		t.Error("no KUBE-* chains while Services exist: the leak check below would prove nothing")
+	}
+	if err := c.Stop(); err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+	stopped = true
+	assertNothingLeft(t, &s)
+	if after, _ := os.ReadFile("/proc/sys/net/ipv4/conf/all/route_localnet"); string(after) != string(routeLocalnet) {
+		t.Errorf("net.ipv4.conf.all.route_localnet changed from %q to %q", routeLocalnet, after)
+	}
+}
+
+// waitPodDone waits until the pod has succeeded or failed and returns its log and phase.
+func waitPodDone(t *testing.T, kube kubernetes.Interface, name string) (string, corev1.PodPhase) {
+	t.Helper()
+	ctx := t.Context()
+	var phase corev1.PodPhase
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := kube.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		phase = p.Status.Phase
+		return phase == corev1.PodSucceeded || phase == corev1.PodFailed, nil
+	})
+	logs, _ := kube.CoreV1().Pods("default").GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Errorf("pod %s not done: %v", name, err)
+	}
+	return string(logs), phase
 }
 
 // TestSidecarImagesRun builds the upstream sidecars from the Go module proxy, loads their images and runs each
@@ -295,6 +408,9 @@ func assertNothingLeft(t *testing.T, s *state) {
 		if target, _ := os.Readlink(filepath.Join("/var/log/containers", n)); strings.HasPrefix(target, s.Dir+"/") {
 			t.Errorf("container log link /var/log/containers/%s left behind", n)
 		}
+	}
+	if chains := proxyChains(); len(chains) > 0 {
+		t.Errorf("kube-proxy's iptables chains left behind: %v", chains)
 	}
 	if out, err := exec.Command("iptables-save").Output(); err == nil {
 		for _, line := range strings.Split(string(out), "\n") {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/openshift/aws-efs-csi/operator/test/e2e/cluster"
 )
 
 // cniBinDir is where Debian's containernetworking-plugins installs the plugins.
@@ -39,7 +41,9 @@ func overlaps(subnet *net.IPNet, addrs []net.Addr) bool {
 }
 
 // writeCNIConfig writes the pod network: a bridge of its own with host-local addresses from subnet, IPAM state
-// under dir, no masquerading and no port mapping (so no iptables rules), and loopback.
+// under dir, no masquerading and no port mapping (so no iptables rules), and loopback. Pods route the Service
+// range through the bridge's address (where kube-proxy's and the harness's rules take it) and nothing else: the
+// pod network reaches its pods, the host's addresses and Services, not other networks.
 func writeCNIConfig(confDir, ipamDir string, s *state) error {
 	conf := map[string]any{
 		"cniVersion": "1.0.0",
@@ -50,6 +54,7 @@ func writeCNIConfig(confDir, ipamDir string, s *state) error {
 				"ipam": map[string]any{
 					"type":    "host-local",
 					"ranges":  [][]map[string]string{{{"subnet": s.Subnet}}},
+					"routes":  []map[string]string{{"dst": cluster.ServiceCIDR}},
 					"dataDir": ipamDir,
 				},
 			},

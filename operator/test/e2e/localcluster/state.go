@@ -25,8 +25,10 @@ type state struct {
 	CgroupRoot string
 	// Network, Bridge and Subnet are the pod network: CNI network name, bridge device, IPv4 subnet.
 	Network, Bridge, Subnet string
-	// RuleComment marks the cluster's iptables rules.
+	// RuleComment marks the harness's own iptables rules (service.go).
 	RuleComment string
+	// ProxyBinary and ProxyConfig are kube-proxy's, kept to remove its iptables chains (`kube-proxy --cleanup`).
+	ProxyBinary, ProxyConfig string
 	// NetNSBefore lists /var/run/netns before containerd started: the other entries are the cluster's.
 	NetNSBefore []string
 	// Created lists fixed host paths that did not exist before the cluster made them.

@@ -16,9 +16,10 @@ import (
 )
 
 // teardown stops the cluster of s and removes what it made, in an order that lets each part clean up after
-// itself first: the kubelet stops (nothing recreates pods), every pod sandbox is removed through the CRI
-// (containers killed, CNI DEL, network namespace removed), containerd stops; then whatever is left is removed
-// by force: shims, processes in the kubelet's cgroups, mounts, network namespaces, the bridge and its veths, CNI
+// itself first: kube-proxy stops and its iptables chains are removed (`kube-proxy --cleanup`), the kubelet stops
+// (nothing recreates pods), every pod sandbox is removed through the CRI (containers killed, CNI DEL, network
+// namespace removed), containerd stops; then whatever is left is removed by force: shims, processes in the
+// kubelet's cgroups, mounts, network namespaces, the bridge and its veths, the harness's iptables rules, CNI
 // cache entries, shim sockets, container log links and fixed paths the cluster created. The control plane stops
 // last. Every step runs even when one fails; the error lists the failures.
 func teardown(s *state, log io.Writer) error {
@@ -26,6 +27,12 @@ func teardown(s *state, log io.Writer) error {
 	byName := map[string]*cluster.Process{}
 	for _, p := range s.Processes {
 		byName[p.Name] = p
+	}
+	if p := byName["kube-proxy"]; p != nil {
+		p.Stop(10 * time.Second)
+	}
+	if err := cleanupProxy(s, s.ProxyBinary); err != nil {
+		errs = append(errs, err)
 	}
 	if p := byName["kubelet"]; p != nil {
 		p.Stop(20 * time.Second)
