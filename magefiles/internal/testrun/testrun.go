@@ -28,6 +28,9 @@ type Suite struct {
 	Env []string
 	// Requires lists what the suite needs from the system.
 	Requires []sysdeps.Requirement
+	// Prepare, when set, runs before the command (it builds what the suite needs) and returns environment
+	// entries added for the command; its failure fails the suite without running the command.
+	Prepare func(ctx context.Context, out io.Writer) ([]string, error)
 }
 
 // Options tunes a plan.
@@ -74,7 +77,8 @@ var pythonNeeds = []sysdeps.Requirement{
 }
 
 // Plan lists the suites of the repository at root: `go test -race ./...` in every go.work module, the
-// efs-utils pytest suite when efs-utils/ exists, then the local cluster suite when its package exists.
+// efs-utils pytest suite when efs-utils/ exists, then the local cluster suite and the stack suite when their
+// packages exist.
 func Plan(root string, opts Options) ([]Suite, error) {
 	mods, err := workspace.Modules(root)
 	if err != nil {
@@ -110,6 +114,9 @@ func Plan(root string, opts Options) ([]Suite, error) {
 			Requires: append(append([]sysdeps.Requirement{}, raceNeeds...), ClusterNeeds...),
 		})
 	}
+	if _, err := os.Stat(filepath.Join(root, clusterSuiteDir, stackSuitePackage)); err == nil {
+		suites = append(suites, stackSuite(root, opts.GoTestFlags))
+	}
 	return suites, nil
 }
 
@@ -135,9 +142,22 @@ func Run(ctx context.Context, root string, suites []Suite, out io.Writer) error 
 	for i, s := range suites {
 		fmt.Fprintf(out, "test: [%d/%d] %s: %s\n", i+1, len(suites), s.Name, strings.Join(s.Argv, " "))
 		start := time.Now()
+		env := s.Env
+		if s.Prepare != nil {
+			more, err := s.Prepare(ctx, out)
+			if err != nil {
+				fmt.Fprintf(out, "test: %s FAILED preparing after %s: %v\n", s.Name, time.Since(start).Round(time.Second), err)
+				failed = append(failed, s.Name)
+				if ctx.Err() != nil {
+					break
+				}
+				continue
+			}
+			env = append(append([]string{}, env...), more...)
+		}
 		cmd := exec.CommandContext(ctx, s.Argv[0], s.Argv[1:]...)
 		cmd.Dir = filepath.Join(root, s.Dir)
-		cmd.Env = append(os.Environ(), s.Env...)
+		cmd.Env = append(os.Environ(), env...)
 		cmd.Stdout = out
 		cmd.Stderr = out
 		if err := cmd.Run(); err != nil {
