@@ -17,6 +17,7 @@ import (
 
 	"github.com/openshift/aws-efs-csi/magefiles/internal/bundle"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/catalog"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/clusterimages"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/gobuild"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/imagebuild"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/konflux"
@@ -113,19 +114,45 @@ type Cluster mg.Namespace
 
 // Up starts a single-node Kubernetes cluster in _output/cluster/ and leaves it running: etcd, kube-apiserver,
 // kube-controller-manager, kube-scheduler and a kubelet (Kubernetes built once into the tool cache, minutes when
-// cold), with a private containerd, runc and CNI bridge network, all on loopback. It prints the kubeconfig and a
-// kubectl command. One local cluster runs on a machine at a time; it needs root and installs its Debian packages
-// (containerd, runc, containernetworking-plugins) when it can. Environment: AWS_EFS_CSI_TOOLS_DIR (the tool
-// cache, default ${XDG_CACHE_HOME:-$HOME/.cache}/aws-efs-csi/tools).
+// cold), with a private containerd, runc and CNI bridge network, all on loopback, and the project's images (see
+// cluster:images) loaded into its containerd. It prints the kubeconfig, a kubectl command and the image
+// references. One local cluster runs on a machine at a time; it needs root and installs its Debian packages
+// (containerd, runc, containernetworking-plugins, mmdebstrap) when it can. Environment: AWS_EFS_CSI_TOOLS_DIR (the
+// tool cache, default ${XDG_CACHE_HOME:-$HOME/.cache}/aws-efs-csi/tools).
 func (Cluster) Up(ctx context.Context) error {
 	root, err := workspace.Root(".")
 	if err != nil {
 		return err
 	}
-	if err := sysdeps.Host().Ensure(ctx, os.Stdout, testrun.ClusterNeeds); err != nil {
+	if err := sysdeps.Host().Ensure(ctx, os.Stdout, append(append([]sysdeps.Requirement{}, testrun.ClusterNeeds...), testrun.ClusterImagesNeeds...)); err != nil {
 		return err
 	}
-	return runAt(ctx, root, testrun.LocalClusterArgv(root, "up"))
+	dir, err := testrun.ClusterImages(ctx, root, os.Getenv, os.Stdout)
+	if err != nil {
+		return err
+	}
+	return runAt(ctx, root, testrun.LocalClusterArgv(root, "up"), clusterimages.ImagesDirEnv+"="+dir)
+}
+
+// Images builds the project's images for the local cluster into _output/cluster-images/ and prints the variable
+// that points the cluster tests at them: the release's aws-efs-utils-base, aws-efs-csi-driver and
+// aws-efs-csi-driver-operator, assembled by the images target's code for linux/amd64 on a Debian root file
+// system standing in for RHEL 9 (mmdebstrap, built once into the tool cache), and aws-efs-csi-driver-for-cluster,
+// the driver image plus one layer replacing mount.nfs4 with the NFS stand-in. Needs root. See docs/images.md.
+func (Cluster) Images(ctx context.Context) error {
+	root, err := workspace.Root(".")
+	if err != nil {
+		return err
+	}
+	if err := sysdeps.Host().Ensure(ctx, os.Stdout, testrun.ClusterImagesNeeds); err != nil {
+		return err
+	}
+	dir, err := testrun.ClusterImages(ctx, root, os.Getenv, os.Stdout)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("cluster images: export %s=%s\n", clusterimages.ImagesDirEnv, dir)
+	return nil
 }
 
 // Down stops the cluster that cluster:up started and removes everything it made (processes, mounts, cgroups,
@@ -138,9 +165,10 @@ func (Cluster) Down(ctx context.Context) error {
 	return runAt(ctx, root, testrun.LocalClusterArgv(root, "down"))
 }
 
-func runAt(ctx context.Context, dir string, argv []string) error {
+func runAt(ctx context.Context, dir string, argv []string, env ...string) error {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), env...)
 	return cmd.Run()
 }
 

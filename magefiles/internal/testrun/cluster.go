@@ -1,8 +1,14 @@
 package testrun
 
 import (
+	"context"
+	"io"
+	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/openshift/aws-efs-csi/magefiles/internal/clusterimages"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/standinroot"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/sysdeps"
 )
 
@@ -34,4 +40,46 @@ func ClusterDir(root string) string { return filepath.Join(root, "_output", "clu
 // up or down (verb "up" or "down").
 func LocalClusterArgv(root, verb string) []string {
 	return []string{"go", "run", localClusterPackage, verb, "--dir", ClusterDir(root)}
+}
+
+// ClusterImagesNeeds is what building the project's images for the cluster needs from Debian: mmdebstrap makes
+// the root that stands in for RHEL 9, and the efs-utils bytecode is compiled by an interpreter of the root's
+// Python (bookworm's 3.11, the suite of standinroot.Default).
+var ClusterImagesNeeds = []sysdeps.Requirement{
+	{Package: "mmdebstrap", Command: "mmdebstrap"},
+	{Package: "python3.11", Command: "python3.11"},
+}
+
+// ClusterImages builds the project's images for the local cluster of the repository at root
+// (clusterimages.Build into clusterimages.Dir, the stand-in root cached in the tool cache) and returns their
+// directory, the value of clusterimages.ImagesDirEnv. The driver image for the cluster is built when the mount.nfs4
+// stand-in (clusterimages.MountStandInPackage) is in the tree.
+func ClusterImages(ctx context.Context, root string, getenv func(string) string, out io.Writer) (string, error) {
+	tools, err := standinroot.ToolsDir(getenv)
+	if err != nil {
+		return "", err
+	}
+	opts := clusterimages.Options{Root: root, OutDir: clusterimages.Dir(root), ToolsDir: tools, Log: out}
+	rel := strings.TrimPrefix(clusterimages.MountStandInPackage, "github.com/openshift/aws-efs-csi/")
+	if _, err := os.Stat(filepath.Join(root, rel)); err == nil {
+		opts.MountStandIn = clusterimages.MountStandInPackage
+	}
+	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
+		return "", err
+	}
+	if _, err := clusterimages.Build(ctx, opts); err != nil {
+		return "", err
+	}
+	return opts.OutDir, nil
+}
+
+// clusterImages is the cluster suite's Prepare: it builds the images and points the tests at them.
+func clusterImages(root string) func(ctx context.Context, out io.Writer) ([]string, error) {
+	return func(ctx context.Context, out io.Writer) ([]string, error) {
+		dir, err := ClusterImages(ctx, root, os.Getenv, out)
+		if err != nil {
+			return nil, err
+		}
+		return []string{clusterimages.ImagesDirEnv + "=" + dir}, nil
+	}
 }

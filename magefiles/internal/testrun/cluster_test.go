@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openshift/aws-efs-csi/magefiles/internal/clusterimages"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/workspace"
 )
 
@@ -64,9 +65,27 @@ func TestPlanRunsTheClusterSuiteWhenItsPackageExists(t *testing.T) {
 	for _, r := range last.Requires {
 		needs[r.Package] = true
 	}
-	for _, p := range []string{"gcc", "containerd", "runc", "containernetworking-plugins"} {
+	if last.Prepare == nil {
+		t.Error("the cluster suite does not build the project's images first")
+	}
+	for _, p := range []string{"gcc", "containerd", "runc", "containernetworking-plugins", "mmdebstrap", "python3.11"} {
 		if !needs[p] {
 			t.Errorf("cluster suite does not require %s", p)
 		}
+	}
+}
+
+// The cluster tests read the images' directory from the variable the plan sets; both modules must spell it alike.
+func TestTheClusterTestsReadTheImagesVariable(t *testing.T) {
+	root, err := workspace.Root(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "operator/test/e2e/localcluster/images.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"`+clusterimages.ImagesDirEnv+`"`) {
+		t.Fatalf("operator/test/e2e/localcluster/images.go does not read %s", clusterimages.ImagesDirEnv)
 	}
 }

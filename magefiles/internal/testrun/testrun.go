@@ -77,8 +77,9 @@ var pythonNeeds = []sysdeps.Requirement{
 }
 
 // Plan lists the suites of the repository at root: `go test -race ./...` in every go.work module, the
-// efs-utils pytest suite when efs-utils/ exists, then the local cluster suite and the stack suite when their
-// packages exist.
+// efs-utils pytest suite when efs-utils/ exists, then the local cluster suite when its package exists (it first
+// builds the project's images for the cluster, ClusterImages, and finds them through clusterimages.ImagesDirEnv),
+// then the stack suite when its package exists.
 func Plan(root string, opts Options) ([]Suite, error) {
 	mods, err := workspace.Modules(root)
 	if err != nil {
@@ -111,7 +112,8 @@ func Plan(root string, opts Options) ([]Suite, error) {
 			Dir:      clusterSuiteDir,
 			Argv:     append(argv, clusterSuitePackage),
 			Env:      []string{"CGO_ENABLED=1"},
-			Requires: append(append([]sysdeps.Requirement{}, raceNeeds...), ClusterNeeds...),
+			Requires: append(append(append([]sysdeps.Requirement{}, raceNeeds...), ClusterNeeds...), ClusterImagesNeeds...),
+			Prepare:  clusterImages(root),
 		})
 	}
 	if _, err := os.Stat(filepath.Join(root, clusterSuiteDir, stackSuitePackage)); err == nil {

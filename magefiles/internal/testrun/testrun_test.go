@@ -2,6 +2,10 @@ package testrun
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -77,5 +81,34 @@ func TestRunGoesOnAfterAFailureAndSummarises(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+func TestRunPreparesASuiteAndPassesItsEnvironment(t *testing.T) {
+	root := t.TempDir()
+	suites := []Suite{
+		{Name: "prepare fails", Dir: ".", Argv: []string{"sh", "-c", "echo ran-$((1+1))"},
+			Prepare: func(context.Context, io.Writer) ([]string, error) { return nil, errors.New("no root") }},
+		{Name: "prepared", Dir: ".", Argv: []string{"sh", "-c", "echo images at $IMAGES"}, Env: []string{"A=1"},
+			Prepare: func(_ context.Context, out io.Writer) ([]string, error) {
+				fmt.Fprintln(out, "building images")
+				return []string{"IMAGES=/out"}, nil
+			}},
+	}
+	var out bytes.Buffer
+	err := Run(t.Context(), root, suites, &out)
+	if err == nil || !strings.Contains(err.Error(), "test suites failed: prepare fails") || strings.Contains(err.Error(), "prepared") {
+		t.Fatalf("Run = %v; want only the suite whose preparation failed to fail", err)
+	}
+	if strings.Contains(out.String(), "ran-2") {
+		t.Errorf("the command ran although its preparation failed:\n%s", out.String())
+	}
+	for _, want := range []string{"prepare fails FAILED preparing", "no root", "building images", "images at /out", "suites: 1 passed, 1 failed"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if len(suites[1].Env) != 1 {
+		t.Errorf("Run changed the suite's Env: %v", suites[1].Env)
 	}
 }

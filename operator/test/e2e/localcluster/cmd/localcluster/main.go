@@ -1,7 +1,8 @@
 // Command localcluster starts and stops the local single-node cluster of package localcluster for people
 // (`go tool mage cluster:up` / `cluster:down` run it):
 //
-//	localcluster up --dir DIR     build Kubernetes (cached), start the cluster, leave it running, print how to use it
+//	localcluster up --dir DIR     build Kubernetes (cached), start the cluster, load the project's images of
+//	                              $AWS_EFS_CSI_CLUSTER_IMAGES when set, leave it running, print how to use it
 //	localcluster down --dir DIR   stop the cluster started in DIR and remove everything it made
 package main
 
@@ -73,6 +74,17 @@ func up(ctx context.Context, dir string) error {
 	c, err := localcluster.Start(ctx, localcluster.Options{Dir: dir, Binaries: bins, Detach: true, Log: os.Stdout})
 	if err != nil {
 		return err
+	}
+	if images := os.Getenv(localcluster.ImagesDirEnv); images != "" {
+		imgs, err := c.LoadProjectImages(ctx, images, os.Stdout)
+		if err != nil {
+			_ = c.Stop()
+			return err
+		}
+		fmt.Println("localcluster: the project's images (imagePullPolicy IfNotPresent or Never):")
+		for _, img := range imgs.All() {
+			fmt.Printf("  %s\n  %s\n", img.Reference, img.Pinned())
+		}
 	}
 	fmt.Printf(`localcluster: up in %s; node %s is Ready. Logs: %s/<server>.log
   export KUBECONFIG=%s
