@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/openshift/aws-efs-csi/magefiles/internal/bundle"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/clusterimages"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/sysdeps"
 )
 
@@ -21,14 +22,11 @@ const (
 	stackDirEnv       = "AWS_EFS_CSI_STACK_DIR"
 )
 
-// stackNeeds is what the stack suite needs besides the cluster's packages: busybox runs the init containers'
-// scripts in the development tools image.
-var stackNeeds = []sysdeps.Requirement{{Package: "busybox-static", File: "/bin/busybox"}}
-
 // StackDir is where the stack suite's images and bundle are prepared in the repository at root.
 func StackDir(root string) string { return filepath.Join(root, "_output", "e2e", "stack") }
 
-// stackSuite runs the stack package; its Prepare writes StackDir first and points the suite at it.
+// stackSuite runs the stack package; its Prepare builds the project's images for the cluster (ClusterImages, done
+// once for the cluster suite already), writes StackDir and points the suite at both.
 func stackSuite(root string, goTestFlags []string) Suite {
 	argv := append([]string{"go", "test", "-race", "-tags", "cluster", "-timeout", "40m"}, goTestFlags...)
 	return Suite{
@@ -36,33 +34,40 @@ func stackSuite(root string, goTestFlags []string) Suite {
 		Dir:      clusterSuiteDir,
 		Argv:     append(argv, stackSuitePackage),
 		Env:      []string{"CGO_ENABLED=1"},
-		Requires: append(append(append([]sysdeps.Requirement{}, raceNeeds...), ClusterNeeds...), stackNeeds...),
+		Requires: append(append(append([]sysdeps.Requirement{}, raceNeeds...), ClusterNeeds...), ClusterImagesNeeds...),
 		Prepare: func(ctx context.Context, out io.Writer) ([]string, error) {
-			if err := prepareStack(ctx, root, out); err != nil {
+			images, err := ClusterImages(ctx, root, os.Getenv, out)
+			if err != nil {
 				return nil, err
 			}
-			return []string{stackDirEnv + "=" + StackDir(root)}, nil
+			env := []string{clusterimages.ImagesDirEnv + "=" + images, stackDirEnv + "=" + StackDir(root)}
+			if err := prepareStack(ctx, root, env, out); err != nil {
+				return nil, err
+			}
+			return env, nil
 		},
 	}
 }
 
-// prepareStack writes the stack's images and their pins into StackDir (the stackimages command), then renders
+// prepareStack writes the stack's images and their pins into StackDir (the stackimages command, run with env, which
+// names the project's images), then renders
 // the bundle there with those pins, as `BUNDLE_IMAGES=<pins> BUNDLE_REQUIRE_DIGESTS=true go tool mage bundle`
 // would, never pushing.
-func prepareStack(ctx context.Context, root string, out io.Writer) error {
+func prepareStack(ctx context.Context, root string, env []string, out io.Writer) error {
 	dir := StackDir(root)
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
 	cmd := exec.CommandContext(ctx, "go", "run", stackImagesCmd, "--dir", dir)
 	cmd.Dir = filepath.Join(root, clusterSuiteDir)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("writing the stack's images: %w", err)
 	}
-	env := map[string]string{bundle.EnvImages: filepath.Join(dir, "pins.txt"), bundle.EnvRequireDigests: "true", "REGISTRY": ""}
+	bundleEnv := map[string]string{bundle.EnvImages: filepath.Join(dir, "pins.txt"), bundle.EnvRequireDigests: "true", "REGISTRY": ""}
 	opts, err := bundle.OptionsFromEnv(ctx, root, func(k string) string {
-		if v, ok := env[k]; ok {
+		if v, ok := bundleEnv[k]; ok {
 			return v
 		}
 		return os.Getenv(k)

@@ -31,8 +31,8 @@ func TestPlanRunsTheStackSuiteWithItsDirectory(t *testing.T) {
 	if !slices.Equal(last.Argv, wantArgv) {
 		t.Errorf("argv %v; want %v", last.Argv, wantArgv)
 	}
-	if !slices.Contains(Requirements(suites), stackNeeds[0]) {
-		t.Errorf("requirements lack %v", stackNeeds[0])
+	if !slices.Contains(Requirements(suites), ClusterImagesNeeds[0]) {
+		t.Errorf("requirements lack %v, which building the project's images needs", ClusterImagesNeeds[0])
 	}
 }
 

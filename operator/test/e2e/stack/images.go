@@ -35,7 +35,8 @@ type Image struct {
 	Placeholder string
 	// Ref is <repository>@sha256:<manifest digest>, the name it has in containerd.
 	Ref string
-	// Archive is an OCI image layout archive that `ctr images import` loads under Ref.
+	// Archive is an OCI image layout archive that `ctr images import` loads under Ref; empty for the project's
+	// images (localcluster.ProjectImages).
 	Archive string
 }
 
@@ -49,25 +50,25 @@ const (
 	BundleDir = "bundle"
 )
 
-// program is a binary of this repository packed as a one-binary development image.
-type program struct {
-	placeholder, pkg, path, user string
-}
-
-// devPrograms are the images this repository builds, as development images: the binary alone, at the path and
-// with the user of the real image's Containerfile.
-var devPrograms = []program{
-	{"OPERATOR_IMAGE", "github.com/openshift/aws-efs-csi/operator/cmd/aws-efs-csi-driver-operator", "/usr/bin/aws-efs-csi-driver-operator", "1001"},
-	{"DRIVER_IMAGE", "github.com/openshift/aws-efs-csi/driver/cmd/aws-efs-csi-driver", "/usr/bin/aws-efs-csi-driver", "0"},
-}
-
-// busybox is Debian's busybox-static; the development tools image runs the init containers' shell scripts with it.
-const busybox = "/bin/busybox"
-
-// PrepareDir writes the stack's images into dir/ImagesDir and their pins into dir/PinsFile: development images of
-// the operator and the driver (the binary alone), the upstream sidecars built from their modules (cached in
-// toolsDir), our node-driver-registrar and livenessprobe stand-ins, and a tools image made of busybox.
-func PrepareDir(ctx context.Context, dir, toolsDir string, log io.Writer) ([]Image, error) {
+// PrepareDir writes the stack's images into dir/ImagesDir and the pins of every image of the CSV into
+// dir/PinsFile. The operator, the driver (for the cluster: the release image plus the mount.nfs4 stand-in) and
+// the tools image (the efs-utils base, which has the shell the init containers run) are the project's images of
+// clusterImages (localcluster.ImagesDirEnv), loaded by the suite with LoadProjectImages and pinned by their
+// digests; the upstream sidecars, built from their modules (cached in toolsDir), and our node-driver-registrar
+// and livenessprobe stand-ins are written as archives here.
+func PrepareDir(ctx context.Context, dir, toolsDir, clusterImages string, log io.Writer) ([]Image, error) {
+	project, err := localcluster.ReadProjectImages(clusterImages)
+	if err != nil {
+		return nil, err
+	}
+	if project.Driver.Reference == "" {
+		return nil, fmt.Errorf("%s has no driver image for the cluster (the release driver with the mount.nfs4 stand-in)", clusterImages)
+	}
+	images := []Image{
+		{Placeholder: "OPERATOR_IMAGE", Ref: project.Operator.Pinned()},
+		{Placeholder: "DRIVER_IMAGE", Ref: project.Driver.Pinned()},
+		{Placeholder: "TOOLS_IMAGE", Ref: project.EFSUtilsBase.Pinned()},
+	}
 	work := filepath.Join(dir, "work")
 	for _, d := range []string{work, filepath.Join(dir, ImagesDir)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -75,22 +76,15 @@ func PrepareDir(ctx context.Context, dir, toolsDir string, log io.Writer) ([]Ima
 		}
 	}
 	defer os.RemoveAll(work)
-	type binary struct{ placeholder, file, path, user string }
+	type binary struct{ placeholder, file, path string }
 	var bins []binary
-	for _, p := range devPrograms {
-		out := filepath.Join(work, strings.ToLower(p.placeholder))
-		if err := goBuild(ctx, p.pkg, out, log); err != nil {
-			return nil, err
-		}
-		bins = append(bins, binary{p.placeholder, out, p.path, p.user})
-	}
 	sidecarPlaceholders := map[string]string{"csi-provisioner": "PROVISIONER_IMAGE", "kube-rbac-proxy": "KUBE_RBAC_PROXY_IMAGE"}
 	for _, t := range localcluster.Sidecars {
 		file, err := cluster.BuildTool(ctx, toolsDir, t, log)
 		if err != nil {
 			return nil, err
 		}
-		bins = append(bins, binary{sidecarPlaceholders[t.Name], file, "/usr/bin/" + t.Name, ""})
+		bins = append(bins, binary{sidecarPlaceholders[t.Name], file, "/usr/bin/" + t.Name})
 	}
 	standInPlaceholders := map[string]string{"node-driver-registrar": "NODE_DRIVER_REGISTRAR_IMAGE", "livenessprobe": "LIVENESS_PROBE_IMAGE"}
 	for _, s := range localcluster.StandIns {
@@ -98,11 +92,10 @@ func PrepareDir(ctx context.Context, dir, toolsDir string, log io.Writer) ([]Ima
 		if err := goBuild(ctx, s.Package, out, log); err != nil {
 			return nil, err
 		}
-		bins = append(bins, binary{standInPlaceholders[s.Name], out, "/usr/bin/" + s.Name, ""})
+		bins = append(bins, binary{standInPlaceholders[s.Name], out, "/usr/bin/" + s.Name})
 	}
-	var images []Image
 	for _, b := range bins {
-		img, err := binaryImage(b.file, b.path, b.user, nil)
+		img, err := binaryImage(b.file, b.path)
 		if err != nil {
 			return nil, err
 		}
@@ -112,15 +105,6 @@ func PrepareDir(ctx context.Context, dir, toolsDir string, log io.Writer) ([]Ima
 		}
 		images = append(images, im)
 	}
-	tools, err := binaryImage(busybox, "/bin/busybox", "", []string{"sh", "cp", "cat", "printf", "rm", "mkdir"})
-	if err != nil {
-		return nil, fmt.Errorf("tools image (apt-get install busybox-static): %w", err)
-	}
-	im, err := writeArchive(dir, "TOOLS_IMAGE", tools)
-	if err != nil {
-		return nil, err
-	}
-	images = append(images, im)
 	return images, WritePins(filepath.Join(dir, PinsFile), images)
 }
 
@@ -134,16 +118,15 @@ func goBuild(ctx context.Context, pkg, out string, log io.Writer) error {
 	return nil
 }
 
-// binaryImage is an image for this machine's platform holding the executable file at path, its entrypoint, run
-// as user; each of links is a symbolic link to it in the same directory (busybox's applets).
-func binaryImage(file, path, user string, links []string) (v1.Image, error) {
+// binaryImage is an image for this machine's platform holding the executable file at path, its entrypoint.
+func binaryImage(file, path string) (v1.Image, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
 	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		pr, pw := io.Pipe()
-		go func() { pw.CloseWithError(writeLayer(pw, path, data, links)) }()
+		go func() { pw.CloseWithError(writeLayer(pw, path, data)) }()
 		return pr, nil
 	})
 	if err != nil {
@@ -160,13 +143,12 @@ func binaryImage(file, path, user string, links []string) (v1.Image, error) {
 	cfg = cfg.DeepCopy()
 	cfg.OS, cfg.Architecture = "linux", runtime.GOARCH
 	cfg.Config.Entrypoint = []string{path}
-	cfg.Config.User = user
 	cfg.Config.Env = []string{"PATH=/usr/bin:/bin"}
 	return mutate.ConfigFile(img, cfg)
 }
 
-// writeLayer writes the layer's tar: the parent directories, the file, and the links to it.
-func writeLayer(w io.Writer, path string, data []byte, links []string) error {
+// writeLayer writes the layer's tar: the parent directories and the file.
+func writeLayer(w io.Writer, path string, data []byte) error {
 	tw := tar.NewWriter(w)
 	epoch := time.Unix(0, 0)
 	rel := strings.TrimPrefix(path, "/")
@@ -184,12 +166,6 @@ func writeLayer(w io.Writer, path string, data []byte, links []string) error {
 	}
 	if _, err := tw.Write(data); err != nil {
 		return err
-	}
-	for _, l := range links {
-		hdr := &tar.Header{Name: filepath.Join(filepath.Dir(rel), l), Linkname: filepath.Base(path), Mode: 0o777, Typeflag: tar.TypeSymlink, ModTime: epoch}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return err
-		}
 	}
 	return tw.Close()
 }
@@ -281,7 +257,8 @@ func WritePins(path string, images []Image) error {
 	return os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 }
 
-// ReadImages lists the images of a stack directory written by PrepareDir.
+// ReadImages lists the images of a stack directory written by PrepareDir; Archive is empty for the project's
+// images, which the suite loads from their OCI layouts.
 func ReadImages(dir string) ([]Image, error) {
 	b, err := os.ReadFile(filepath.Join(dir, PinsFile))
 	if err != nil {
@@ -293,7 +270,16 @@ func ReadImages(dir string) ([]Image, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: line %q: want PLACEHOLDER=<reference>", filepath.Join(dir, PinsFile), line)
 		}
-		images = append(images, Image{Placeholder: placeholder, Ref: ref, Archive: filepath.Join(dir, ImagesDir, placeholder+".tar")})
+		im := Image{Placeholder: placeholder, Ref: ref}
+		if archive := filepath.Join(dir, ImagesDir, placeholder+".tar"); fileExists(archive) {
+			im.Archive = archive
+		}
+		images = append(images, im)
 	}
 	return images, nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

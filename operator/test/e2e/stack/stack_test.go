@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,7 +17,10 @@ import (
 	opv1 "github.com/openshift/api/operator/v1"
 	configclient "github.com/openshift/client-go/config/clientset/versioned"
 	operatorclient "github.com/openshift/client-go/operator/clientset/versioned"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -48,6 +52,10 @@ type stack struct {
 	c    *localcluster.Cluster
 	kube kubernetes.Interface
 	ops  operatorclient.Interface
+	// aws is the data helper's efs-standin: fakeaws behind the Infrastructure's serviceEndpoints.
+	aws *standInReady
+	// apHandle and apDir are the dynamic volume's handle (fs::fsap) and its access point's root directory.
+	apHandle, apDir string
 	// started is when the operator was installed.
 	started time.Time
 }
@@ -73,11 +81,16 @@ func startStack(t *testing.T) *stack {
 		t.Fatal(err)
 	}
 	createdHostPaths := missing(hostPaths)
+	aws := startEFSStandIn(t)
+	trustedCA, err := os.ReadFile(aws.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
 	c, err := localcluster.Start(ctx, localcluster.Options{Dir: t.TempDir(), Binaries: *bins, Log: testWriter{t}})
 	if err != nil {
 		t.Fatalf("starting the local cluster: %v", err)
 	}
-	s := &stack{t: t, c: c}
+	s := &stack{t: t, c: c, aws: aws}
 	stopPlatform := func() {}
 	t.Cleanup(func() {
 		stopPlatform()
@@ -106,8 +119,14 @@ func startStack(t *testing.T) *stack {
 		t.Fatal(err)
 	}
 	control := c.ControlPlane()
-	p := &platform{kube: s.kube, dyn: dyn, conf: conf, ops: s.ops, ca: control.CA, trustedCA: control.CA.PEM}
+	p := &platform{kube: s.kube, dyn: dyn, conf: conf, ops: s.ops, ca: control.CA, awsURL: aws.AWSEndpoint, trustedCA: trustedCA}
+	if _, err := c.LoadProjectImages(ctx, os.Getenv(localcluster.ImagesDirEnv), testWriter{t}); err != nil {
+		t.Fatalf("loading the project's images: %v", err)
+	}
 	for _, im := range images {
+		if im.Archive == "" {
+			continue
+		}
 		if err := c.ImportImage(ctx, im.Archive); err != nil {
 			t.Fatalf("loading %s: %v", im.Placeholder, err)
 		}
@@ -160,6 +179,19 @@ func TestOperatorInstallsTheDriver(t *testing.T) {
 	}) {
 		return
 	}
+	if !t.Run("dynamic volume", func(t *testing.T) {
+		s.dynamicVolumeBound(t)
+	}) {
+		return
+	}
+	if !t.Run("two pods share files", func(t *testing.T) {
+		s.podsShareFiles(t)
+	}) {
+		return
+	}
+	t.Run("static volumes", func(t *testing.T) {
+		s.staticVolumes(t)
+	})
 	if !t.Run("removed then managed", func(t *testing.T) {
 		s.setManagementState(t, opv1.Removed)
 		eventually(t, 2*time.Minute, "driver workloads and pods gone in Removed", s.driverGone)
@@ -195,6 +227,240 @@ func TestOperatorInstallsTheDriver(t *testing.T) {
 		})
 	})
 	s.checkNoDenials(t)
+}
+
+// dynamicVolumeBound creates a StorageClass with the default parameters of dynamic provisioning (an access point
+// per volume on the regional file system; TLS is the default) and a ReadWriteMany claim, and waits until the
+// claim is Bound to a PersistentVolume of the driver whose handle names an access point the controller created
+// in fakeaws, through the Infrastructure's serviceEndpoints and the trusted CA bundle.
+func (s *stack) dynamicVolumeBound(t *testing.T) {
+	t.Helper()
+	ctx := t.Context()
+	sc := &storagev1.StorageClass{
+		ObjectMeta:  metav1.ObjectMeta{Name: "efs-sc"},
+		Provisioner: driverName,
+		Parameters:  map[string]string{"provisioningMode": "efs-ap", "fileSystemId": s.aws.RegionalFileSystemID, "directoryPerms": "700"},
+		// The test CA that signed the mount targets' certificates is not efs-utils' CA file in the image; the
+		// trusted CA bundle the operator mounts into the driver's container holds it (efs-utils' cafile option).
+		MountOptions: []string{"tls", "cafile=/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem"},
+	}
+	if _, err := s.kube.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	claim := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "shared", Namespace: "default"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+			StorageClassName: &sc.Name,
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("5Gi")}},
+		},
+	}
+	if _, err := s.kube.CoreV1().PersistentVolumeClaims("default").Create(ctx, claim, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var pvName string
+	eventually(t, 2*time.Minute, "claim default/shared Bound", func(ctx context.Context) error {
+		c, err := s.kube.CoreV1().PersistentVolumeClaims("default").Get(ctx, claim.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if c.Status.Phase != corev1.ClaimBound {
+			return fmt.Errorf("phase %s", c.Status.Phase)
+		}
+		pvName = c.Spec.VolumeName
+		return nil
+	})
+	pv, err := s.kube.CoreV1().PersistentVolumes().Get(ctx, pvName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pv.Spec.CSI == nil || pv.Spec.CSI.Driver != driverName || !strings.HasPrefix(pv.Spec.CSI.VolumeHandle, s.aws.RegionalFileSystemID+"::fsap-") {
+		t.Fatalf("PersistentVolume %s: CSI source %+v; want driver %s and a handle %s::fsap-...", pvName, pv.Spec.CSI, driverName, s.aws.RegionalFileSystemID)
+	}
+	s.apHandle = pv.Spec.CSI.VolumeHandle
+	calls, err := s.aws.calls(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls["CreateAccessPoint"] < 1 {
+		t.Errorf("fakeaws calls %v; want a CreateAccessPoint", calls)
+	}
+	t.Logf("fakeaws calls after provisioning: %v", calls)
+}
+
+// podsShareFiles runs two pods on the claim default/shared: each writes a file and reads the other's, through
+// kubelet → CSI node → mount.efs → stunnel → the mount target stand-in; the files land in the access point's
+// directory of the backing store.
+func (s *stack) podsShareFiles(t *testing.T) {
+	t.Helper()
+	ctx := t.Context()
+	images, err := ReadImages(stackDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shell string
+	for _, im := range images {
+		if im.Placeholder == "TOOLS_IMAGE" {
+			shell = im.Ref
+		}
+	}
+	script := `echo from-$ME > /data/$ME; while [ ! -f /data/$PEER ]; do sleep 1; done; echo "read $(cat /data/$PEER)"`
+	for _, pair := range [][2]string{{"a", "b"}, {"b", "a"}} {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "writer-" + pair[0], Namespace: "default"},
+			Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{
+					Name: "main", Image: shell, ImagePullPolicy: corev1.PullIfNotPresent,
+					Command:      []string{"/bin/sh", "-c", script},
+					Env:          []corev1.EnvVar{{Name: "ME", Value: pair[0]}, {Name: "PEER", Value: pair[1]}},
+					VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+				}},
+				Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "shared"}}}},
+			},
+		}
+		if _, err := s.kube.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, pair := range [][2]string{{"a", "b"}, {"b", "a"}} {
+		name := "writer-" + pair[0]
+		eventually(t, 3*time.Minute, "pod "+name+" Succeeded", func(ctx context.Context) error {
+			p, err := s.kube.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if p.Status.Phase == corev1.PodFailed {
+				t.Fatalf("pod %s failed: %s", name, p.Status.Message)
+			}
+			if p.Status.Phase != corev1.PodSucceeded {
+				return fmt.Errorf("phase %s", p.Status.Phase)
+			}
+			return nil
+		})
+		logs, err := s.kube.CoreV1().Pods("default").GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
+		if want := "read from-" + pair[1]; err != nil || !strings.Contains(string(logs), want) {
+			t.Errorf("pod %s log %q, %v; want %q", name, logs, err, want)
+		}
+	}
+	var written []string
+	_ = filepath.WalkDir(filepath.Join(s.aws.BackingDir, s.aws.RegionalFileSystemID), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == "a" {
+			written = append(written, path)
+		}
+		return nil
+	})
+	if len(written) != 1 {
+		t.Fatalf("files named a in the access points' directories of the backing store: %v; want one", written)
+	}
+	rel, _ := filepath.Rel(filepath.Join(s.aws.BackingDir, s.aws.RegionalFileSystemID), filepath.Dir(written[0]))
+	s.apDir = "/" + rel
+	for _, name := range []string{"writer-a", "writer-b"} {
+		if err := s.kube.CoreV1().Pods("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// staticVolumes mounts the dynamic volume's data through three static PersistentVolumes, one per volume handle
+// form: the file system root (fs), the access point (fs::fsap) and a sub-path (fs:/path); a pod on each reads the
+// file pod a wrote.
+func (s *stack) staticVolumes(t *testing.T) {
+	t.Helper()
+	fsID := s.aws.RegionalFileSystemID
+	cases := []struct{ name, handle, path string }{
+		{"static-fs", fsID, s.apDir + "/a"},
+		{"static-ap", s.apHandle, "/a"},
+		{"static-path", fsID + ":" + s.apDir, "/a"},
+	}
+	empty := ""
+	for _, c := range cases {
+		pv := &corev1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: c.name},
+			Spec: corev1.PersistentVolumeSpec{
+				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("5Gi")},
+				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+				PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+				MountOptions:                  []string{"tls", "cafile=/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem"},
+				PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
+					Driver: driverName, VolumeHandle: c.handle}},
+			},
+		}
+		if _, err := s.kube.CoreV1().PersistentVolumes().Create(t.Context(), pv, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		claim := &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: c.name, Namespace: "default"},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}, StorageClassName: &empty, VolumeName: c.name,
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("5Gi")}},
+			},
+		}
+		if _, err := s.kube.CoreV1().PersistentVolumeClaims("default").Create(t.Context(), claim, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		s.runPod(t, "read-"+c.name, c.name, "cat /data"+c.path, "from-a")
+	}
+}
+
+// runPod runs the tools image's shell with script on claim (mounted at /data) and checks that the pod succeeds
+// and its log holds want.
+func (s *stack) runPod(t *testing.T, name, claim, script, want string) {
+	t.Helper()
+	ctx := t.Context()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{
+				Name: "main", Image: s.shellImage(t), ImagePullPolicy: corev1.PullIfNotPresent,
+				Command: []string{"/bin/sh", "-c", script}, VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+			}},
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}},
+		},
+	}
+	if _, err := s.kube.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 3*time.Minute, "pod "+name+" Succeeded", func(ctx context.Context) error {
+		p, err := s.kube.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if p.Status.Phase == corev1.PodFailed {
+			logs, _ := s.kube.CoreV1().Pods("default").GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
+			t.Fatalf("pod %s failed: %s; log:\n%s", name, p.Status.Message, logs)
+		}
+		if p.Status.Phase != corev1.PodSucceeded {
+			return fmt.Errorf("phase %s", p.Status.Phase)
+		}
+		return nil
+	})
+	logs, err := s.kube.CoreV1().Pods("default").GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil || !strings.Contains(string(logs), want) {
+		t.Errorf("pod %s log %q, %v; want %q", name, logs, err, want)
+	}
+	if err := s.kube.CoreV1().Pods("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Error(err)
+	}
+}
+
+// shellImage is the tools image (the efs-utils base), which has a shell.
+func (s *stack) shellImage(t *testing.T) string {
+	t.Helper()
+	images, err := ReadImages(stackDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, im := range images {
+		if im.Placeholder == "TOOLS_IMAGE" {
+			return im.Ref
+		}
+	}
+	t.Fatal("no TOOLS_IMAGE in the stack's pins")
+	return ""
 }
 
 func (s *stack) createClusterCSIDriver(t *testing.T) {

@@ -1,7 +1,8 @@
 // Command stackimages writes the images of the stack suite and their pins into a directory (stack.PrepareDir);
-// `go tool mage test` runs it, then renders the bundle with those pins into the same directory.
+// `go tool mage test` runs it, then renders the bundle with those pins into the same directory. The project's
+// images come from the directory AWS_EFS_CSI_CLUSTER_IMAGES names (`go tool mage cluster:images`).
 //
-//	stackimages --dir DIR
+//	AWS_EFS_CSI_CLUSTER_IMAGES=DIR stackimages --dir DIR
 package main
 
 import (
@@ -14,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/openshift/aws-efs-csi/operator/test/e2e/cluster"
+	"github.com/openshift/aws-efs-csi/operator/test/e2e/localcluster"
 	"github.com/openshift/aws-efs-csi/operator/test/e2e/stack"
 )
 
@@ -36,7 +38,7 @@ func run() error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	images, err := stack.PrepareDir(ctx, *dir, tools, os.Stderr)
+	images, err := stack.PrepareDir(ctx, *dir, tools, os.Getenv(localcluster.ImagesDirEnv), os.Stderr)
 	if err != nil {
 		return err
 	}
