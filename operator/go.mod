@@ -12,6 +12,7 @@ require (
 	github.com/openshift/api v0.0.0-20260721120239-14262bf791c8
 	github.com/openshift/client-go v0.0.0-20260721124015-35d8f3c0e847
 	github.com/openshift/library-go v0.0.0-20260721103755-0c9fbc9f043a
+	github.com/operator-framework/api v0.42.0
 	github.com/spf13/cobra v1.10.2
 	golang.org/x/time v0.15.0
 	google.golang.org/grpc v1.85.0

@@ -28,7 +28,8 @@ func EndpointEnvNames() []string {
 }
 
 // ServiceEndpointsEnv returns the driver's endpoint variables for the custom AWS endpoints of infra (private,
-// GovCloud or test endpoints), in the order EndpointEnvNames lists them. A URL that is not an absolute https URL
+// GovCloud or test endpoints), in the order EndpointEnvNames lists them, then AWS_REGION, the cluster's region,
+// when there is any. A URL that is not an absolute https URL
 // is an error naming the field, as the Infrastructure API itself refuses it.
 func ServiceEndpointsEnv(infra *configv1.Infrastructure) ([]corev1.EnvVar, error) {
 	ps := infra.Status.PlatformStatus
@@ -53,6 +54,11 @@ func ServiceEndpointsEnv(infra *configv1.Infrastructure) ([]corev1.EnvVar, error
 		if v, ok := values[name]; ok {
 			env = append(env, corev1.EnvVar{Name: name, Value: v})
 		}
+	}
+	// Custom endpoints are regional: the SDKs sign for AWS_REGION, which the driver otherwise learns from instance
+	// metadata; where that is unreachable (IMDS turned off, or no EC2 at all) the controller could not start.
+	if len(env) > 0 && ps.AWS.Region != "" {
+		env = append(env, corev1.EnvVar{Name: "AWS_REGION", Value: ps.AWS.Region})
 	}
 	return env, nil
 }

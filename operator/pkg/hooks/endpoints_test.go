@@ -36,7 +36,13 @@ func TestServiceEndpointsEnv(t *testing.T) {
 				{Name: "AWS_ENDPOINT_URL_EFS", Value: "https://vpce-0abc-efs.elasticfilesystem.us-east-1.vpce.amazonaws.com"},
 				{Name: "AWS_ENDPOINT_URL_EC2", Value: "https://ec2.example.internal:8443"},
 				{Name: "AWS_ENDPOINT_URL_STS", Value: "https://sts.us-gov-west-1.amazonaws.com"},
+				{Name: "AWS_REGION", Value: "us-east-1"},
 			}},
+		{name: "no region in the Infrastructure: the driver asks instance metadata", infra: func() *configv1.Infrastructure {
+			infra := withEndpoints(configv1.AWSServiceEndpoint{Name: "ec2", URL: "https://ec2.example.internal"})
+			infra.Status.PlatformStatus.AWS.Region = ""
+			return infra
+		}(), want: []corev1.EnvVar{{Name: "AWS_ENDPOINT_URL_EC2", Value: "https://ec2.example.internal"}}},
 		{name: "services the driver does not call are ignored", infra: withEndpoints(
 			configv1.AWSServiceEndpoint{Name: "s3", URL: "https://s3.example"}, configv1.AWSServiceEndpoint{Name: "elasticloadbalancing", URL: "not even a URL"}),
 		},
@@ -86,6 +92,9 @@ func TestServiceEndpointsOnShippedWorkloads(t *testing.T) {
 		}
 		if v, _ := envOf(t, spec, DriverContainer, "AWS_ENDPOINT_URL_STS"); v != "https://sts.example" {
 			t.Errorf("%s AWS_ENDPOINT_URL_STS = %q", what, v)
+		}
+		if v, _ := envOf(t, spec, DriverContainer, "AWS_REGION"); v != "us-east-1" {
+			t.Errorf("%s AWS_REGION = %q, want the Infrastructure's region with custom endpoints", what, v)
 		}
 		if _, ok := envOf(t, spec, DriverContainer, "AWS_ENDPOINT_URL_EC2"); ok {
 			t.Errorf("%s has AWS_ENDPOINT_URL_EC2 without an ec2 endpoint", what)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -99,22 +98,14 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
-// crdDocs are the openshift/api CRDs from the module cache at the pinned version, the third-party test CRDs and
-// the SharedVolume CRD the operator ships.
+// crdDocs are the CRDs of an OpenShift cluster the operator needs (cluster.OpenShiftCRDs) and the SharedVolume
+// CRD the operator ships.
 func (e *env) crdDocs() [][]byte {
 	e.t.Helper()
-	dir := apiModuleDir(e.t)
-	var docs [][]byte
-	for _, f := range []string{
-		"operator/v1/zz_generated.crd-manifests/0000_50_csi-driver_01_clustercsidrivers-Default.crd.yaml",
-		"operator/v1/zz_generated.crd-manifests/0000_40_cloud-credential_00_cloudcredentials.crd.yaml",
-		"config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_infrastructures-Default.crd.yaml",
-		"config/v1/zz_generated.crd-manifests/0000_03_config-operator_01_proxies.crd.yaml",
-		"config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_apiservers-Default.crd.yaml",
-	} {
-		docs = append(docs, readFile(e.t, filepath.Join(dir, f)))
+	docs, err := cluster.OpenShiftCRDs(e.t.Context())
+	if err != nil {
+		e.t.Fatal(err)
 	}
-	docs = append(docs, readFile(e.t, "testdata/third-party-crds.yaml"))
 	sv, err := assets.Read(assets.SharedVolumeCRD)
 	if err != nil {
 		e.t.Fatal(err)
@@ -359,17 +350,12 @@ func (e *env) deleteClusterCSIDriver() {
 	})
 }
 
-// apiModuleDir is the module cache directory of github.com/openshift/api at the version the operator pins; its
-// generated CRD manifests are the ones OpenShift installs.
+// apiModuleDir is the module cache directory of github.com/openshift/api (cluster.APIModuleDir).
 func apiModuleDir(t *testing.T) string {
 	t.Helper()
-	out, err := exec.CommandContext(t.Context(), "go", "list", "-m", "-f", "{{.Dir}}", "github.com/openshift/api").Output()
+	dir, err := cluster.APIModuleDir(t.Context())
 	if err != nil {
-		t.Fatalf("locating github.com/openshift/api in the module cache: %v", err)
-	}
-	dir := strings.TrimSpace(string(out))
-	if dir == "" {
-		t.Fatal("go list -m github.com/openshift/api: module not downloaded")
+		t.Fatal(err)
 	}
 	return dir
 }

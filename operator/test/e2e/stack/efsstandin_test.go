@@ -1,0 +1,135 @@
+//go:build cluster
+
+package stack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// efsStandInPackage is the data helper's host program (driver/test/standins/README.md): fakeaws over HTTPS with a
+// test CA, mount targets on loopback behind real stunnel, and the NFS server stand-in over a backing store.
+const efsStandInPackage = "./test/standins/efs-standin"
+
+// standInReady is the ready document efs-standin writes (its field names are a contract, efs-standin/ready.go).
+type standInReady struct {
+	PID                  int    `json:"pid"`
+	Region               string `json:"region"`
+	AWSEndpoint          string `json:"awsEndpoint"`
+	ControlURL           string `json:"controlURL"`
+	CAFile               string `json:"caFile"`
+	BackingDir           string `json:"backingDir"`
+	RegionalFileSystemID string `json:"regionalFileSystemID"`
+	OneZoneFileSystemID  string `json:"oneZoneFileSystemID"`
+}
+
+// startEFSStandIn builds and starts efs-standin in a directory of the test and waits for its ready document; it is
+// stopped (SIGTERM: it takes off its mounts and stops stunnel) at the end of the test, after the cluster.
+func startEFSStandIn(t *testing.T) *standInReady {
+	t.Helper()
+	ctx := t.Context()
+	dir := t.TempDir()
+	out, err := exec.CommandContext(ctx, "go", "env", "GOWORK").Output()
+	root := filepath.Dir(strings.TrimSpace(string(out)))
+	if err != nil || root == "." {
+		t.Fatalf("locating the repository through go.work (go env GOWORK = %q): %v", out, err)
+	}
+	bin := filepath.Join(dir, "efs-standin")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, efsStandInPackage)
+	build.Dir = filepath.Join(root, "driver")
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building efs-standin: %v\n%s", err, b)
+	}
+	ready := filepath.Join(dir, "ready.json")
+	logFile, err := os.Create(filepath.Join(dir, "efs-standin.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--dir", filepath.Join(dir, "work"), "--ready-file", ready, "--region", region)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait(); logFile.Close() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("efs-standin exited with %v; its log:\n%s", err, tail(filepath.Join(dir, "efs-standin.log"), 40))
+			}
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Errorf("efs-standin did not stop within 30 s of SIGTERM; killed")
+		}
+		if t.Failed() {
+			t.Logf("efs-standin log:\n%s", tail(filepath.Join(dir, "efs-standin.log"), 40))
+		}
+	})
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		b, err := os.ReadFile(ready)
+		if err == nil {
+			var r standInReady
+			if err := json.Unmarshal(b, &r); err != nil {
+				t.Fatalf("%s: %v", ready, err)
+			}
+			return &r
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("efs-standin exited before it was ready (%v):\n%s", err, tail(filepath.Join(dir, "efs-standin.log"), 40))
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("efs-standin not ready after 2 min:\n%s", tail(filepath.Join(dir, "efs-standin.log"), 40))
+		}
+	}
+}
+
+// calls returns fakeaws' calls per operation so far ("*" is the total), from the control endpoint.
+func (r *standInReady) calls(ctx context.Context) (map[string]int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.ControlURL+"/calls", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s/calls: %s: %s", r.ControlURL, resp.Status, b)
+	}
+	var counts map[string]int
+	if err := json.Unmarshal(b, &counts); err != nil {
+		return nil, fmt.Errorf("GET %s/calls: %w: %s", r.ControlURL, err, b)
+	}
+	return counts, nil
+}
+
+// tail is the last lines of a file, or why it cannot be read.
+func tail(path string, lines int) string {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "(no " + path + ")"
+	}
+	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(all[max(0, len(all)-lines):], "\n")
+}
