@@ -417,7 +417,7 @@ func rootfsTar(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := layer.Build(placed, layer.Options{MTime: time.Unix(1, 0), CacheDir: t.TempDir()})
+	res, err := layer.NewCache(layer.Options{MTime: time.Unix(1, 0), CacheDir: t.TempDir()}).Build(placed)
 	if err != nil {
 		t.Fatal(err)
 	}
