@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -233,14 +234,7 @@ func checkFiles(t *testing.T, where string, got map[string]layerFile, want map[s
 	}
 }
 
-func keys(m map[string]layerFile) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
+func keys(m map[string]layerFile) []string { return slices.Sorted(maps.Keys(m)) }
 
 func TestRunIsReproducibleAndIncremental(t *testing.T) {
 	pr := newProject(t)
