@@ -3,33 +3,52 @@ package catalog
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/blang/semver/v4"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/model"
 )
 
-// AddBundle adds b to cfg in its own package and in every package it upgrades: the olm.package when missing, the
-// olm.bundle (replacing one of the same name), and in each of b's channels an entry that replaces the channel's
-// head and carries the CSV's skipRange. The head comes from current, the model of cfg before the change; it must
-// be older than b. Adding a bundle that a channel already lists only refreshes its skipRange.
+// AddBundle adds b to cfg in its package: the olm.package when missing, the olm.bundle (replacing one of the same
+// name), and in each of b's channels an entry that replaces the channel's head and carries the CSV's skipRange.
+// The head comes from current, the model of cfg before the change; it must be older than b. Adding a bundle that a
+// channel already lists only refreshes its skipRange.
 func AddBundle(cfg *declcfg.DeclarativeConfig, current model.Model, pkg Package, b Bundle) error {
 	version, err := semver.Parse(b.Version)
 	if err != nil {
 		return fmt.Errorf("bundle %s: version %q: want a semantic version: %w", b.Name, b.Version, err)
 	}
-	for _, p := range pkg.packages() {
-		if !slices.ContainsFunc(cfg.Packages, func(have declcfg.Package) bool { return have.Name == p.Name }) {
-			cfg.Packages = append(cfg.Packages, declcfg.Package{
-				Schema: declcfg.SchemaPackage, Name: p.Name, DefaultChannel: p.DefaultChannel, Description: p.Description,
-			})
+	if !slices.ContainsFunc(cfg.Packages, func(have declcfg.Package) bool { return have.Name == pkg.Name }) {
+		cfg.Packages = append(cfg.Packages, declcfg.Package{
+			Schema: declcfg.SchemaPackage, Name: pkg.Name, DefaultChannel: pkg.DefaultChannel, Description: pkg.Description,
+		})
+	}
+	for _, ch := range b.Channels {
+		if err := addEntry(cfg, current, pkg.Name, ch, b, version); err != nil {
+			return err
 		}
-		for _, ch := range b.Channels {
-			if err := addEntry(cfg, current, p.Name, ch, b, version); err != nil {
-				return err
-			}
+	}
+	setBundle(cfg, b.Bundle)
+	return nil
+}
+
+// Resolvable checks what OLM needs beyond `opm validate` to resolve Subscriptions from the catalog: OLM finds the
+// bundle a solution names by its CSV name and channel across the whole catalog (operator-lifecycle-manager v0.38.0,
+// pkg/controller/registry/resolver: cache.ExactlyOne), so a CSV name carried by two packages makes every
+// resolution that touches it fail with "expected exactly one operator, got 2". The error names the bundle and the
+// packages.
+func Resolvable(cfg declcfg.DeclarativeConfig) error {
+	packages := map[string][]string{}
+	for _, b := range cfg.Bundles {
+		packages[b.Name] = append(packages[b.Name], b.Package)
+	}
+	for _, b := range cfg.Bundles {
+		if ps := packages[b.Name]; len(ps) > 1 {
+			return fmt.Errorf("bundle %s is in packages %s: OLM finds a bundle by its CSV name across the catalog and cannot resolve a "+
+				"Subscription when two packages carry the same CSV (\"expected exactly one operator, got %d\"); keep each CSV in one package",
+				b.Name, strings.Join(ps, " and "), len(ps))
 		}
-		setBundle(cfg, b.inPackage(p.Name))
 	}
 	return nil
 }

@@ -14,10 +14,7 @@ import (
 
 const ourPackage = "aws-efs-csi-driver-operator"
 
-var testPackage = Package{
-	Name: ourPackage, DefaultChannel: "stable",
-	UpgradeFrom: []UpgradePackage{{Name: "aws-efs-operator", DefaultChannel: "stable"}},
-}
+var testPackage = Package{Name: ourPackage, DefaultChannel: "stable"}
 
 func testBundle(version string) Bundle {
 	name := ourPackage + ".v" + version
@@ -77,18 +74,19 @@ func TestAddBundleKeepsOtherPackages(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(dir, "README.md")); err != nil || string(data) != files["README.md"] {
 		t.Errorf("README.md: %q, %v: want it untouched", data, err)
 	}
-	for _, p := range []string{"index.json", "other/catalog.yaml", ourPackage + "/catalog.yaml", "aws-efs-operator/catalog.yaml"} {
+	for _, p := range []string{"index.json", "other/catalog.yaml", ourPackage + "/catalog.yaml"} {
 		_, err := os.Stat(filepath.Join(dir, p))
 		if exists := err == nil; exists != (p != "index.json") {
 			t.Errorf("%s exists: %v: want the catalog in opm's layout, <package>/catalog.yaml", p, exists)
 		}
 	}
+	if pkgs := loadCatalog(t, dir).Packages; len(pkgs) != 2 {
+		t.Errorf("packages %+v: want other and %s only (the bundle is in its own package only)", pkgs, ourPackage)
+	}
 	want := `[{"name":"aws-efs-csi-driver-operator.v1.0.0","skipRange":"\u003e=0.0.0-0 \u003c1.0.0"},` +
 		`{"name":"aws-efs-csi-driver-operator.v1.1.0","replaces":"aws-efs-csi-driver-operator.v1.0.0","skipRange":"\u003e=0.0.0-0 \u003c1.1.0"}]`
-	for _, pkg := range []string{ourPackage, "aws-efs-operator"} {
-		if got := channelEntries(t, dir, pkg, "stable"); got != want {
-			t.Errorf("package %s: entries\n got %s\nwant %s", pkg, got, want)
-		}
+	if got := channelEntries(t, dir, ourPackage, "stable"); got != want {
+		t.Errorf("entries\n got %s\nwant %s", got, want)
 	}
 	// An older bundle is refused, naming the head, and the directory is left as it was.
 	before := readTree(t, dir)
@@ -126,6 +124,43 @@ func packageJSON(t *testing.T, cfg *declcfg.DeclarativeConfig, pkg string) strin
 	return string(data)
 }
 
+// TestACSVInTwoPackagesIsRefused adds a bundle to a catalog that an earlier version of this step wrote, with the
+// CSV in our package and in the community aws-efs-operator's: opm validates it, but OLM v0.38.0 resolves no
+// Subscription from it ("expected exactly one operator, got 2"), so the step refuses it and names the bundle.
+func TestACSVInTwoPackagesIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	v1 := testBundle("1.0.0")
+	community := v1.Bundle
+	community.Package = "aws-efs-operator"
+	community.Properties = []property.Property{property.MustBuildPackage("aws-efs-operator", "1.0.0")}
+	cfg := declcfg.DeclarativeConfig{
+		Packages: []declcfg.Package{
+			{Schema: declcfg.SchemaPackage, Name: ourPackage, DefaultChannel: "stable"},
+			{Schema: declcfg.SchemaPackage, Name: "aws-efs-operator", DefaultChannel: "stable"},
+		},
+		Channels: []declcfg.Channel{
+			{Schema: declcfg.SchemaChannel, Package: ourPackage, Name: "stable", Entries: []declcfg.ChannelEntry{{Name: v1.Name}}},
+			{Schema: declcfg.SchemaChannel, Package: "aws-efs-operator", Name: "stable", Entries: []declcfg.ChannelEntry{{Name: v1.Name}}},
+		},
+		Bundles: []declcfg.Bundle{v1.Bundle, community},
+	}
+	if err := declcfg.WriteFS(cfg, dir, declcfg.WriteYAML, ".yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if err := config.Validate(t.Context(), os.DirFS(dir)); err != nil {
+		t.Fatalf("opm's validation: %v; want it to accept the catalog (the defect is one it does not see)", err)
+	}
+	before := readTree(t, dir)
+	err := addToDir(t, dir, testBundle("1.1.0"))
+	want := "bundle aws-efs-csi-driver-operator.v1.0.0 is in packages aws-efs-csi-driver-operator and aws-efs-operator"
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "expected exactly one operator, got 2") {
+		t.Fatalf("error %v, want one saying %q and quoting OLM", err, want)
+	}
+	if readTree(t, dir) != before {
+		t.Error("a refused catalog was changed")
+	}
+}
+
 func TestAnInvalidCatalogIsRefusedWithOPMsMessage(t *testing.T) {
 	dir := t.TempDir()
 	broken := "---\nschema: olm.package\nname: aws-efs-csi-driver-operator\ndefaultChannel: stable\n" +
@@ -146,8 +181,8 @@ func TestReadPackage(t *testing.T) {
 		{"shipped", "", ""},
 		{"no channel", "name: p\n", "name and defaultChannel are required"},
 		{"unknown field", "name: p\ndefaultChannel: stable\nchannels: [stable]\n", `unknown field "channels"`},
-		{"upgrade without channel", "name: p\ndefaultChannel: stable\nupgradeFrom:\n- name: q\n", "upgradeFrom[0]: name and defaultChannel are required"},
-		{"upgrade twice", "name: p\ndefaultChannel: stable\nupgradeFrom:\n- {name: p, defaultChannel: stable}\n", "upgradeFrom[0]: package p is listed twice"},
+		// The bundle in a second package made the catalog unresolvable in OLM (Resolvable); the field is gone.
+		{"upgradeFrom", "name: p\ndefaultChannel: stable\nupgradeFrom:\n- {name: q, defaultChannel: stable}\n", `unknown field "upgradeFrom"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := packageFile(t)

@@ -107,17 +107,3 @@ func bundleObjectsLast(props []property.Property) []property.Property {
 	}
 	return append(others, objs...)
 }
-
-// inPackage is the olm.bundle of b for package pkg: the same bundle, with its olm.package property naming pkg.
-func (b Bundle) inPackage(pkg string) declcfg.Bundle {
-	out := b.Bundle
-	out.Package = pkg
-	out.Properties = make([]property.Property, 0, len(b.Properties))
-	for _, p := range b.Properties {
-		if p.Type == property.TypePackage {
-			p = property.MustBuildPackage(pkg, b.Version)
-		}
-		out.Properties = append(out.Properties, p)
-	}
-	return out
-}

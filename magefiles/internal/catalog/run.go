@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -72,8 +71,8 @@ type Result struct {
 	Built bool
 }
 
-// Run adds the bundle to the catalog directory (to its package and to the packages it upgrades), applies the
-// migrate level across the whole catalog, validates it as `opm validate` does and, with a base, assembles the
+// Run adds the bundle to its package in the catalog directory, applies the migrate level across the whole catalog,
+// validates it as `opm validate` does and as OLM needs (Resolvable) and, with a base, assembles the
 // catalog image (and pushes it with a registry). The directory is written in opm's layout,
 // <package>/catalog.yaml, and only after validation passed: a failed run leaves it as it was.
 func Run(ctx context.Context, opts Options) (Result, error) {
@@ -120,7 +119,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{File: filepath.Join(opts.Dir, pkg.Name, "catalog.yaml"), Bundle: b}
-	fmt.Fprintf(out, "catalog: %s (%s) added to %s in %s (migrate level %s)\n", b.Name, opts.BundleImage, strings.Join(packageNames(pkg), ", "), opts.Dir, level)
+	fmt.Fprintf(out, "catalog: %s (%s) added to package %s in %s (migrate level %s)\n", b.Name, opts.BundleImage, pkg.Name, opts.Dir, level)
 	if opts.Base == "" {
 		fmt.Fprintf(out, "catalog: image not built: no opm base; set CATALOG_BASE=<registry reference or oci:<dir>>, or REGISTRY to build it on OPERATOR_REGISTRY_IMAGE of %s\n", versions.File)
 		return res, nil
@@ -128,14 +127,6 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	res.Image, err = buildImage(ctx, opts)
 	res.Built = err == nil
 	return res, err
-}
-
-func packageNames(pkg Package) []string {
-	var out []string
-	for _, p := range pkg.packages() {
-		out = append(out, p.Name)
-	}
-	return out
 }
 
 // load reads the file-based catalog in dir and lists the files that hold its blobs.
@@ -181,6 +172,9 @@ func write(ctx context.Context, cfg declcfg.DeclarativeConfig, dir string, old [
 	}
 	if err := config.Validate(ctx, os.DirFS(stage)); err != nil {
 		return fmt.Errorf("the catalog is not valid: %w", err)
+	}
+	if err := Resolvable(cfg); err != nil {
+		return fmt.Errorf("OLM could not use the catalog: %w", err)
 	}
 	if fresh {
 		if err := os.RemoveAll(dir); err != nil {

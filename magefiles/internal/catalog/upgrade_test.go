@@ -16,9 +16,10 @@ import (
 	"github.com/openshift/aws-efs-csi/magefiles/internal/stamp"
 )
 
-// shipped are the CSVs already installed on clusters that OLM must upgrade to this operator: OpenShift's package
-// (every minor from 4.9 to 5.0, as ART names them) and the community aws-efs-operator (its OperatorHub releases
-// and the app-sre builds, <0.1>.<commits>-<hash>).
+// shipped are the CSVs already installed on clusters: OpenShift's package (every minor from 4.9 to 5.0, as ART
+// names them), which OLM must upgrade to this operator, and the community aws-efs-operator (its OperatorHub
+// releases and the app-sre builds, <0.1>.<commits>-<hash>), whose installs switch by uninstall and install
+// (docs/user-guide/upgrade-from-community-operator.md); our version stays above both.
 var shipped = []struct {
 	pkg, name, version string
 }{
@@ -26,12 +27,15 @@ var shipped = []struct {
 	{ourPackage, ourPackage + ".v4.16.0", "4.16.0"},
 	{ourPackage, ourPackage + ".v4.22.0", "4.22.0"},
 	{ourPackage, ourPackage + ".v5.0.0", "5.0.0"},
-	{"aws-efs-operator", "aws-efs-operator.v0.0.8", "0.0.8"},
-	{"aws-efs-operator", "aws-efs-operator.v0.1.189-3f73a592", "0.1.189-3f73a592"},
+	{communityPackage, communityPackage + ".v0.0.8", "0.0.8"},
+	{communityPackage, communityPackage + ".v0.1.189-3f73a592", "0.1.189-3f73a592"},
 }
 
+const communityPackage = "aws-efs-operator"
+
 // previousCatalog writes the catalog a cluster upgrades from: OpenShift's package with its 5.0.0 channel head,
-// whose entry skips 4.9-4.x by range as ART writes it, and the community package with its last release.
+// whose entry skips 4.9-4.x by range as ART writes it, and, as in an index that holds both, the community package
+// with its last release.
 func previousCatalog(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -39,19 +43,19 @@ func previousCatalog(t *testing.T) string {
 	cfg := declcfg.DeclarativeConfig{
 		Packages: []declcfg.Package{
 			{Schema: declcfg.SchemaPackage, Name: ourPackage, DefaultChannel: "stable"},
-			{Schema: declcfg.SchemaPackage, Name: "aws-efs-operator", DefaultChannel: "stable"},
+			{Schema: declcfg.SchemaPackage, Name: communityPackage, DefaultChannel: "stable"},
 		},
 		Channels: []declcfg.Channel{
 			{Schema: declcfg.SchemaChannel, Package: ourPackage, Name: "stable", Entries: []declcfg.ChannelEntry{
 				{Name: ourPackage + ".v5.0.0", SkipRange: ">=4.9.0-0 <5.0.0"},
 			}},
-			{Schema: declcfg.SchemaChannel, Package: "aws-efs-operator", Name: "stable", Entries: []declcfg.ChannelEntry{
-				{Name: "aws-efs-operator.v0.0.8"},
+			{Schema: declcfg.SchemaChannel, Package: communityPackage, Name: "stable", Entries: []declcfg.ChannelEntry{
+				{Name: communityPackage + ".v0.0.8"},
 			}},
 		},
 	}
 	for _, s := range shipped {
-		if s.name != ourPackage+".v5.0.0" && s.name != "aws-efs-operator.v0.0.8" {
+		if s.name != ourPackage+".v5.0.0" && s.name != communityPackage+".v0.0.8" {
 			continue
 		}
 		cfg.Bundles = append(cfg.Bundles, declcfg.Bundle{
@@ -67,8 +71,10 @@ func previousCatalog(t *testing.T) string {
 }
 
 // TestUpgradeGraph adds this repository's bundle, at the version of operator/VERSION, to a catalog holding the
-// bundles it must upgrade, and checks the graph with opm: in both packages the channel head is ours, it replaces
-// the previous head and its skipRange covers every shipped version, so OLM offers it to every existing install.
+// bundles it must upgrade, and checks the graph with opm: in our package the channel head is ours, it replaces
+// the previous head and its skipRange covers every shipped version of the package, so OLM offers it to every
+// existing install; the community package is left as it was, and OLM can resolve from the catalog (Resolvable:
+// the bundle was once added to the community package too, which made the whole catalog unresolvable).
 func TestUpgradeGraph(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(repoRoot(t), "operator", "VERSION"))
 	if err != nil {
@@ -125,37 +131,41 @@ func TestUpgradeGraph(t *testing.T) {
 			rendered = append(rendered, m)
 		}
 	}
-	previousHead := map[string]string{ourPackage: ourPackage + ".v5.0.0", "aws-efs-operator": "aws-efs-operator.v0.0.8"}
-	for _, pkg := range []string{ourPackage, "aws-efs-operator"} {
-		var entries []declcfg.ChannelEntry
-		for _, c := range rendered {
-			if c.Package == pkg && c.Name == "stable" {
-				entries = c.Entries
-			}
-		}
-		head := channelHeadOf(t, entries)
-		if head.Name != ours {
-			t.Errorf("package %s channel stable: head %s, want %s", pkg, head.Name, ours)
-			continue
-		}
-		if head.Replaces != previousHead[pkg] {
-			t.Errorf("package %s: %s replaces %q, want the previous head %s", pkg, ours, head.Replaces, previousHead[pkg])
-		}
-		skip, err := semver.ParseRange(head.SkipRange)
-		if err != nil {
-			t.Fatalf("package %s: skipRange %q: %v", pkg, head.SkipRange, err)
-		}
-		for _, s := range shipped {
-			if s.pkg == pkg && !skip(semver.MustParse(s.version)) {
-				t.Errorf("package %s: skipRange %q of %s does not cover the shipped %s: OLM would not offer the upgrade", pkg, head.SkipRange, ours, s.name)
-			}
+	var entries []declcfg.ChannelEntry
+	for _, c := range rendered {
+		if c.Package == ourPackage && c.Name == "stable" {
+			entries = c.Entries
 		}
 	}
-	// The community package carries the same bundle, under the community package's name.
-	for _, b := range loadCatalog(t, dir).Bundles {
-		if b.Name == ours && b.Package == "aws-efs-operator" && !strings.Contains(string(propertyValue(b, property.TypePackage)), `"packageName":"aws-efs-operator"`) {
-			t.Errorf("the community package's %s has olm.package %s", ours, propertyValue(b, property.TypePackage))
+	head := channelHeadOf(t, entries)
+	if head.Name != ours {
+		t.Fatalf("package %s channel stable: head %s, want %s", ourPackage, head.Name, ours)
+	}
+	if want := ourPackage + ".v5.0.0"; head.Replaces != want {
+		t.Errorf("%s replaces %q, want the previous head %s", ours, head.Replaces, want)
+	}
+	skip, err := semver.ParseRange(head.SkipRange)
+	if err != nil {
+		t.Fatalf("skipRange %q: %v", head.SkipRange, err)
+	}
+	for _, s := range shipped {
+		if s.pkg == ourPackage && !skip(semver.MustParse(s.version)) {
+			t.Errorf("skipRange %q of %s does not cover the shipped %s: OLM would not offer the upgrade", head.SkipRange, ours, s.name)
 		}
+	}
+	for _, c := range rendered {
+		if c.Package == communityPackage && (len(c.Entries) != 1 || c.Entries[0].Name != communityPackage+".v0.0.8") {
+			t.Errorf("the community package's channel %s changed: %+v", c.Name, c.Entries)
+		}
+	}
+	cfg := loadCatalog(t, dir)
+	for _, b := range cfg.Bundles {
+		if b.Name == ours && b.Package != ourPackage {
+			t.Errorf("%s is also in package %s", ours, b.Package)
+		}
+	}
+	if err := Resolvable(*cfg); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -179,15 +189,6 @@ func channelHeadOf(t *testing.T, entries []declcfg.ChannelEntry) declcfg.Channel
 		t.Fatalf("entries %+v: %d heads, want 1", entries, len(heads))
 	}
 	return heads[0]
-}
-
-func propertyValue(b declcfg.Bundle, typ string) json.RawMessage {
-	for _, p := range b.Properties {
-		if p.Type == typ {
-			return p.Value
-		}
-	}
-	return nil
 }
 
 // TestVersionIsAboveEveryShippedVersion keeps operator/VERSION above the CSVs OLM must upgrade from: OLM never
