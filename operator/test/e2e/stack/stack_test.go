@@ -83,7 +83,6 @@ func startStack(t *testing.T) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	createdHostPaths := missing(hostPaths)
 	aws := startEFSStandIn(t)
 	trustedCA, err := os.ReadFile(aws.CAFile)
 	if err != nil {
@@ -93,6 +92,8 @@ func startStack(t *testing.T) *stack {
 	if err != nil {
 		t.Fatalf("starting the local cluster: %v", err)
 	}
+	// Only now, holding the machine's cluster lock: another suite's cluster may have made these paths before.
+	createdHostPaths := missing(hostPaths)
 	s := &stack{t: t, c: c, aws: aws}
 	stopPlatform := func() {}
 	t.Cleanup(func() {
