@@ -322,9 +322,9 @@ func Bundle(ctx context.Context) error {
 // the CSV's skipRange, olm.bundle. The catalog is _output/catalog/, or the existing catalog directory
 // CATALOG_DIR; one migrate level (CATALOG_MIGRATE_LEVEL, default bundle-object-to-csv-metadata) applies to every
 // bundle, and the result is validated as `opm validate` does, and for a CSV in two packages (which OLM cannot
-// resolve from), before it is written. With CATALOG_BASE (an opm image:
-// registry reference or oci:<layout dir>), or REGISTRY (base registry.redhat.io/openshift4/ose-operator-registry-
-// rhel9:v4.22), it assembles the catalog image into _output/catalog-image/ (configs under /configs, `opm serve`)
+// resolve from), before it is written. With CATALOG_BASE (an opm image: registry reference or oci:<layout dir>),
+// or REGISTRY (base OPERATOR_REGISTRY_IMAGE of images/versions.conf), it assembles the catalog image into
+// _output/catalog-image/ (configs under /configs, `opm serve`)
 // and pushes it as $REGISTRY/aws-efs-csi-driver-operator-catalog:<tag>; without either it says the image was not
 // built. Environment: CATALOG_DIR, CATALOG_MIGRATE_LEVEL, CATALOG_BASE, CATALOG_BUNDLE_IMAGE=<repository>@sha256:
 // <digest> (the bundle's pull spec, default the pushed bundle); the bundle's and images' variables. See

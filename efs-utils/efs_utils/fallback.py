@@ -8,6 +8,7 @@ shared files, container and instance roles), or the awsprofile option.
 import logging
 import os
 import random
+import ssl
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional
 
@@ -38,6 +39,19 @@ def endpoint_url(service_env: str, env: Mapping[str, str]) -> Optional[str]:
     return env.get("AWS_ENDPOINT_URL_" + service_env) or env.get("AWS_ENDPOINT_URL") or None
 
 
+def ca_bundle(env: Mapping[str, str]) -> Optional[str]:
+    """ca_bundle is the CA file botocore verifies AWS endpoints with: the system trust store's (OpenSSL's
+    default CA file, which SSL_CERT_FILE overrides), unless AWS_CA_BUNDLE names one, which botocore reads itself.
+
+    botocore installed from its wheel (requirements.txt.ocp) trusts certifi or its own Mozilla bundle, never the
+    system store; on OpenShift the cluster's trusted CA bundle (proxy and private endpoint CAs) is mounted over the
+    system store at /etc/pki/ca-trust/extracted/pem, which Python's ssl, stunnel and the Go driver already trust.
+    RHEL's python3-botocore package is patched to the same effect. None (no such file) leaves botocore's default."""
+    if env.get("AWS_CA_BUNDLE"):
+        return None
+    return ssl.get_default_verify_paths().cafile
+
+
 def _clients(req: Request, env: Mapping[str, str]) -> "tuple[Any, Any, Any]":
     try:
         import botocore.config
@@ -49,10 +63,11 @@ def _clients(req: Request, env: Mapping[str, str]) -> "tuple[Any, Any, Any]":
     if req.profile:
         session.set_config_variable("profile", req.profile)
     cfg = botocore.config.Config(use_fips_endpoint=req.fips, retries={"max_attempts": 3})
+    verify = ca_bundle(env)
     efs = session.create_client("efs", region_name=req.region, config=cfg,
-                                endpoint_url=endpoint_url("EFS", env))
+                                endpoint_url=endpoint_url("EFS", env), verify=verify)
     ec2 = session.create_client("ec2", region_name=req.region, config=cfg,
-                                endpoint_url=endpoint_url("EC2", env))
+                                endpoint_url=endpoint_url("EC2", env), verify=verify)
     return efs, ec2, botocore.exceptions
 
 

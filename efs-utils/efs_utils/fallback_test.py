@@ -35,3 +35,13 @@ def test_endpoint_url_env():
     assert fallback.endpoint_url("EFS", {}) is None
     assert fallback.endpoint_url("EFS", {"AWS_ENDPOINT_URL": "http://a"}) == "http://a"
     assert fallback.endpoint_url("EFS", {"AWS_ENDPOINT_URL": "http://a", "AWS_ENDPOINT_URL_EFS": "http://e"}) == "http://e"
+
+
+def test_ca_bundle_is_the_system_trust_store_unless_aws_ca_bundle_names_one(tmp_path, monkeypatch):
+    store = tmp_path / "tls-ca-bundle.pem"
+    store.write_text("")
+    monkeypatch.setenv("SSL_CERT_FILE", str(store))
+    assert fallback.ca_bundle({}) == str(store)
+    assert fallback.ca_bundle({"AWS_CA_BUNDLE": "/etc/custom.pem"}) is None
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
+    assert fallback.ca_bundle({}) is None

@@ -3,6 +3,8 @@ package bundle
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -139,12 +141,7 @@ func checkRelatedImages(csv *v1alpha1.ClusterServiceVersion) []string {
 		}
 	}
 	uses := imageUses(csv)
-	images := make([]string, 0, len(uses))
-	for im := range uses {
-		images = append(images, im)
-	}
-	sort.Strings(images)
-	for _, im := range images {
+	for _, im := range slices.Sorted(maps.Keys(uses)) {
 		if !listed[im] {
 			out = append(out, fmt.Sprintf("spec.relatedImages: missing %s, used by %s: every image the operator deploys must be listed so that disconnected clusters mirror it",
 				im, strings.Join(uses[im], ", ")))
@@ -231,11 +228,7 @@ func checkFeatures(ann map[string]string) []string {
 	if _, ok := ann[deprecatedFeatures]; ok {
 		out = append(out, fmt.Sprintf("metadata.annotations: %s is deprecated: declare each feature as %s<feature>: \"true\" or \"false\" instead", deprecatedFeatures, featurePrefix))
 	}
-	names := make([]string, 0, len(RequiredFeatures))
-	for n := range RequiredFeatures {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(RequiredFeatures))
 	for _, n := range names {
 		k := featurePrefix + n
 		v, ok := ann[k]

@@ -9,6 +9,7 @@ import (
 
 	"github.com/openshift/aws-efs-csi/magefiles/internal/imagebuild"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/stamp"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/versions"
 )
 
 // Environment variables of the bundle target (besides REGISTRY, IMAGE_TAG, REGISTRY_INSECURE, SOURCE_DATE_EPOCH
@@ -30,12 +31,16 @@ func OptionsFromEnv(ctx context.Context, root string, getenv func(string) string
 	if err != nil {
 		return Options{}, err
 	}
+	v, err := versions.Load(root)
+	if err != nil {
+		return Options{}, err
+	}
 	opts := Options{
 		Sources: SourcesIn(root), OutDir: filepath.Join(root, "_output", "bundle"),
 		ImageOutDir: filepath.Join(root, "_output", "bundle-image"), Stamp: st, MTime: settings.MTime,
 		DigestsFile: filepath.Join(root, "_output", "images", imagebuild.DigestsFile),
 		Platforms:   platforms, Registry: settings.Registry, Tag: settings.Tag, Insecure: settings.Insecure,
-		Progress: os.Stdout,
+		Progress: os.Stdout, K8sVersion: v.Get("KUBE_VERSION"),
 	}
 	if v := getenv(EnvRequireDigests); v != "" {
 		if opts.RequireDigests, err = strconv.ParseBool(v); err != nil {

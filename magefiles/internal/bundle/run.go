@@ -15,13 +15,11 @@ import (
 	"github.com/openshift/aws-efs-csi/magefiles/internal/imagebuild"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/platform"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/stamp"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/versions"
 )
 
 // ImageName is the bundle image's repository name and its layout directory.
 const ImageName = "aws-efs-csi-driver-operator-bundle"
-
-// DefaultK8sVersion is the Kubernetes version the deprecated-API validator checks against (OpenShift 4.22).
-const DefaultK8sVersion = "1.35"
 
 // Options is everything one bundle run needs.
 type Options struct {
@@ -39,6 +37,9 @@ type Options struct {
 	DigestsFile string
 	// RequireDigests fails the run when an image is not pinned by digest.
 	RequireDigests bool
+	// K8sVersion is the Kubernetes of the newest OpenShift the bundle targets (KUBE_VERSION of
+	// images/versions.conf): the deprecated-API validator fails on APIs removed up to it.
+	K8sVersion string
 	// Platforms of the bundle image's index.
 	Platforms []platform.Platform
 	// Registry, Tag, Insecure, Keychain and Transport are as for imagebuild.Options.
@@ -65,6 +66,9 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	out := opts.Progress
 	if out == nil {
 		out = io.Discard
+	}
+	if opts.K8sVersion == "" {
+		return Result{}, fmt.Errorf("bundle: no Kubernetes version to validate against: want Options.K8sVersion, KUBE_VERSION of %s", versions.File)
 	}
 	images, err := ReadImages(filepath.Join(opts.Sources.Manifests, ImagesFile))
 	if err != nil {
@@ -132,7 +136,7 @@ func renderValidated(opts Options, v Values, require bool) (Report, error) {
 	if err := Render(opts.Sources, stage, v); err != nil {
 		return Report{}, err
 	}
-	report, err := Validate(stage, ValidateOptions{RequireDigests: require, K8sVersion: DefaultK8sVersion})
+	report, err := Validate(stage, ValidateOptions{RequireDigests: require, K8sVersion: opts.K8sVersion})
 	if err != nil {
 		return report, err
 	}

@@ -18,7 +18,7 @@ func runOptions(t *testing.T, src Sources) Options {
 		Sources: src, OutDir: filepath.Join(out, "bundle"), ImageOutDir: filepath.Join(out, "bundle-image"),
 		Stamp: stamp.Stamp{Version: "v2.0.0", Commit: "0123456789abcdef0123456789abcdef01234567"},
 		MTime: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Platforms: []platform.Platform{{OS: "linux", Arch: "amd64"}},
-		DigestsFile: filepath.Join(out, "no-digests.json"),
+		DigestsFile: filepath.Join(out, "no-digests.json"), K8sVersion: k8sVersion(t),
 	}
 }
 

@@ -6,7 +6,19 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openshift/aws-efs-csi/magefiles/internal/versions"
 )
+
+// k8sVersion is KUBE_VERSION of the repository's images/versions.conf, the version bundle runs validate against.
+func k8sVersion(t *testing.T) string {
+	t.Helper()
+	v, err := versions.Load(repoRoot(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.Get("KUBE_VERSION")
+}
 
 // repoRoot is the repository holding the shipped manifests.
 func repoRoot(t *testing.T) string {
@@ -82,7 +94,7 @@ func renderAndValidate(t *testing.T, src Sources, v Values, opts ValidateOptions
 
 func TestShippedManifestsValidate(t *testing.T) {
 	src := copySources(t, nil)
-	r := renderAndValidate(t, src, pinnedValues(t, src), ValidateOptions{RequireDigests: true, K8sVersion: DefaultK8sVersion})
+	r := renderAndValidate(t, src, pinnedValues(t, src), ValidateOptions{RequireDigests: true, K8sVersion: k8sVersion(t)})
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -93,10 +105,10 @@ func TestShippedManifestsValidate(t *testing.T) {
 	images, _ := ReadImages(filepath.Join(src.Manifests, ImagesFile))
 	dev, _ := Resolve(images, nil, nil)
 	v := Values{Version: "1.2.3", Created: time.Unix(0, 0), Images: dev}
-	if err := renderAndValidate(t, src, v, ValidateOptions{K8sVersion: DefaultK8sVersion}).Err(); err != nil {
+	if err := renderAndValidate(t, src, v, ValidateOptions{K8sVersion: k8sVersion(t)}).Err(); err != nil {
 		t.Fatalf("development bundle: %v", err)
 	}
-	err := renderAndValidate(t, src, v, ValidateOptions{RequireDigests: true, K8sVersion: DefaultK8sVersion}).Err()
+	err := renderAndValidate(t, src, v, ValidateOptions{RequireDigests: true, K8sVersion: k8sVersion(t)}).Err()
 	if err == nil || !strings.Contains(err.Error(), "is not pinned by digest") {
 		t.Fatalf("development bundle with digests required: error %v, want one about digests", err)
 	}
@@ -144,7 +156,7 @@ func TestBrokenCSVFailsWithTheValidatorsMessage(t *testing.T) {
 			if err := Render(src, dir, pinnedValues(t, src)); err != nil {
 				t.Fatal(err)
 			}
-			r, err := Validate(dir, ValidateOptions{K8sVersion: DefaultK8sVersion})
+			r, err := Validate(dir, ValidateOptions{K8sVersion: k8sVersion(t)})
 			if err == nil {
 				err = r.Err()
 			}

@@ -84,7 +84,7 @@ func pushBundle(t *testing.T, reg, version string, pins map[string]string) (dir,
 	res, err := bundle.Run(t.Context(), bundle.Options{
 		Sources: bundle.SourcesIn(repoRoot(t)), OutDir: dir, ImageOutDir: t.TempDir(),
 		Stamp: stamp.Stamp{Version: version, Commit: "0123456789abcdef0123456789abcdef01234567"}, MTime: testTime,
-		Pins: pins, RequireDigests: true, Platforms: platform.Supported(), Registry: reg + "/test",
+		Pins: pins, RequireDigests: true, Platforms: platform.Supported(), Registry: reg + "/test", K8sVersion: "1.36",
 	})
 	if err != nil {
 		t.Fatal(err)

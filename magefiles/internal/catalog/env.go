@@ -13,6 +13,7 @@ import (
 	"github.com/openshift/aws-efs-csi/magefiles/internal/bundle"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/imagebuild"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/stamp"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/versions"
 )
 
 // Environment variables of the catalog target (besides REGISTRY, IMAGE_TAG, REGISTRY_INSECURE,
@@ -62,7 +63,11 @@ func OptionsFromEnv(ctx context.Context, root string, getenv func(string) string
 	}
 	opts.Base = getenv(EnvBase)
 	if opts.Base == "" && opts.Registry != "" {
-		opts.Base = DefaultBase
+		v, err := versions.Load(root)
+		if err != nil {
+			return Options{}, err
+		}
+		opts.Base = v.Get("OPERATOR_REGISTRY_IMAGE")
 	}
 	opts.BundleImage, err = bundleImage(getenv(EnvBundleImage), filepath.Join(root, "_output", "bundle-image", imagebuild.DigestsFile), progress)
 	return opts, err

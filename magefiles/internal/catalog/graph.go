@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/blang/semver/v4"
@@ -18,7 +19,7 @@ func AddBundle(cfg *declcfg.DeclarativeConfig, current model.Model, pkg Package,
 	if err != nil {
 		return fmt.Errorf("bundle %s: version %q: want a semantic version: %w", b.Name, b.Version, err)
 	}
-	if !hasPackage(cfg, pkg.Name) {
+	if !slices.ContainsFunc(cfg.Packages, func(have declcfg.Package) bool { return have.Name == pkg.Name }) {
 		cfg.Packages = append(cfg.Packages, declcfg.Package{
 			Schema: declcfg.SchemaPackage, Name: pkg.Name, DefaultChannel: pkg.DefaultChannel, Description: pkg.Description,
 		})
@@ -52,43 +53,25 @@ func Resolvable(cfg declcfg.DeclarativeConfig) error {
 	return nil
 }
 
-func hasPackage(cfg *declcfg.DeclarativeConfig, name string) bool {
-	for _, p := range cfg.Packages {
-		if p.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
 func setBundle(cfg *declcfg.DeclarativeConfig, b declcfg.Bundle) {
-	for i := range cfg.Bundles {
-		if cfg.Bundles[i].Package == b.Package && cfg.Bundles[i].Name == b.Name {
-			cfg.Bundles[i] = b
-			return
-		}
+	if i := slices.IndexFunc(cfg.Bundles, func(have declcfg.Bundle) bool { return have.Package == b.Package && have.Name == b.Name }); i >= 0 {
+		cfg.Bundles[i] = b
+		return
 	}
 	cfg.Bundles = append(cfg.Bundles, b)
 }
 
 // addEntry adds b's entry to channel ch of package pkg, creating the channel when missing.
 func addEntry(cfg *declcfg.DeclarativeConfig, current model.Model, pkg, ch string, b Bundle, version semver.Version) error {
-	i := -1
-	for j, c := range cfg.Channels {
-		if c.Package == pkg && c.Name == ch {
-			i = j
-		}
-	}
+	i := slices.IndexFunc(cfg.Channels, func(c declcfg.Channel) bool { return c.Package == pkg && c.Name == ch })
 	if i < 0 {
 		cfg.Channels = append(cfg.Channels, declcfg.Channel{Schema: declcfg.SchemaChannel, Package: pkg, Name: ch})
 		i = len(cfg.Channels) - 1
 	}
 	channel := &cfg.Channels[i]
-	for j := range channel.Entries {
-		if channel.Entries[j].Name == b.Name {
-			channel.Entries[j].SkipRange = b.SkipRange
-			return nil
-		}
+	if j := slices.IndexFunc(channel.Entries, func(e declcfg.ChannelEntry) bool { return e.Name == b.Name }); j >= 0 {
+		channel.Entries[j].SkipRange = b.SkipRange
+		return nil
 	}
 	entry := declcfg.ChannelEntry{Name: b.Name, SkipRange: b.SkipRange}
 	if mp := current[pkg]; mp != nil && mp.Channels[ch] != nil && len(mp.Channels[ch].Bundles) > 0 {

@@ -20,13 +20,11 @@ import (
 	"github.com/openshift/aws-efs-csi/magefiles/internal/imagebuild"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/platform"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/stamp"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/versions"
 )
 
 // ImageName is the catalog image's repository name and layout directory.
 const ImageName = "aws-efs-csi-driver-operator-catalog"
-
-// DefaultBase is the opm image the catalog image is built on when REGISTRY is set and CATALOG_BASE is not.
-const DefaultBase = "registry.redhat.io/openshift4/ose-operator-registry-rhel9:v4.22"
 
 // DefaultMigrateLevel is the migrate level of OpenShift's catalogs since 4.17: bundles carry olm.csv.metadata
 // instead of every manifest as an olm.bundle.object.
@@ -123,7 +121,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	res := Result{File: filepath.Join(opts.Dir, pkg.Name, "catalog.yaml"), Bundle: b}
 	fmt.Fprintf(out, "catalog: %s (%s) added to package %s in %s (migrate level %s)\n", b.Name, opts.BundleImage, pkg.Name, opts.Dir, level)
 	if opts.Base == "" {
-		fmt.Fprintf(out, "catalog: image not built: no opm base; set CATALOG_BASE=<registry reference or oci:<dir>> (e.g. %s) or REGISTRY to build it\n", DefaultBase)
+		fmt.Fprintf(out, "catalog: image not built: no opm base; set CATALOG_BASE=<registry reference or oci:<dir>>, or REGISTRY to build it on OPERATOR_REGISTRY_IMAGE of %s\n", versions.File)
 		return res, nil
 	}
 	res.Image, err = buildImage(ctx, opts)

@@ -95,7 +95,7 @@ func TestUpgradeGraph(t *testing.T) {
 	if _, err := bundle.Run(t.Context(), bundle.Options{
 		Sources: bundle.SourcesIn(repoRoot(t)), OutDir: bundleDir, ImageOutDir: t.TempDir(),
 		Stamp: stamp.Stamp{Version: "v" + version, Commit: strings.Repeat("0", 40)}, MTime: testTime,
-		Pins: pins, RequireDigests: true, Platforms: []platform.Platform{{OS: "linux", Arch: "amd64"}},
+		Pins: pins, RequireDigests: true, Platforms: []platform.Platform{{OS: "linux", Arch: "amd64"}}, K8sVersion: "1.36",
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -30,20 +30,21 @@ type assembler struct {
 	opts  Options
 	cache *layer.Cache
 
-	efsOnce    sync.Once
-	efsEntries []layer.Entry
-	efsErr     error
-
-	mu       sync.Mutex
-	wheels   map[string]*wheelMemo
-	bytecode map[int]*wheelMemo
+	mu    sync.Mutex
+	memos map[string]func() ([]layer.Entry, error)
 }
 
-// wheelMemo holds entries computed once (the wheels of one site-packages, the bytecode of one Python).
-type wheelMemo struct {
-	once    sync.Once
-	entries []layer.Entry
-	err     error
+// once computes the entries of key at most once in a run, however many platforms and images ask for them: the
+// efs-utils files, the bytecode of one Python version, the wheels of one site-packages.
+func (a *assembler) once(key string, compute func() ([]layer.Entry, error)) ([]layer.Entry, error) {
+	a.mu.Lock()
+	f, ok := a.memos[key]
+	if !ok {
+		f = sync.OnceValues(compute)
+		a.memos[key] = f
+	}
+	a.mu.Unlock()
+	return f()
 }
 
 // layerReport says what happened to one layer of one platform image.
@@ -152,15 +153,13 @@ func (a *assembler) entries(ls LayerSpec, fsys *rootfs.FS, p platform.Platform) 
 }
 
 func (a *assembler) efsUtils() ([]layer.Entry, error) {
-	a.efsOnce.Do(func() {
+	return a.once("efs-utils", func() ([]layer.Entry, error) {
 		l, err := efslayout.Read(filepath.Join(a.opts.EFSUtilsDir, "layout.json"))
 		if err != nil {
-			a.efsErr = err
-			return
+			return nil, err
 		}
-		a.efsEntries, a.efsErr = l.Entries(a.opts.EFSUtilsDir)
+		return l.Entries(a.opts.EFSUtilsDir)
 	})
-	return a.efsEntries, a.efsErr
 }
 
 // efsConfigDir is where efs-utils keeps its configuration and CA bundle.
@@ -189,60 +188,43 @@ func (a *assembler) staticFiles(dest string) ([]layer.Entry, error) {
 
 // bytecode compiles the efs-utils modules once per Python minor version, with an interpreter of that version.
 func (a *assembler) pyc(py rootfs.Python, efs []layer.Entry) ([]layer.Entry, error) {
-	a.mu.Lock()
-	m, ok := a.bytecode[py.Minor]
-	if !ok {
-		m = &wheelMemo{}
-		a.bytecode[py.Minor] = m
-	}
-	a.mu.Unlock()
-	m.once.Do(func() {
+	return a.once(fmt.Sprintf("bytecode 3.%d", py.Minor), func() ([]layer.Entry, error) {
 		find := a.opts.Python
 		if find == nil {
 			find = pycompile.Interpreter
 		}
 		python, err := find(py.Minor)
 		if err != nil {
-			m.err = err
-			return
+			return nil, err
 		}
-		m.entries, m.err = pycompile.Bytecode(context.Background(), python, efs)
+		return pycompile.Bytecode(context.Background(), python, efs)
 	})
-	return m.entries, m.err
 }
 
 func (a *assembler) wheelEntries(t wheelinstall.Target) ([]layer.Entry, error) {
-	a.mu.Lock()
-	m, ok := a.wheels[t.SitePackages+"\x00"+t.Interpreter]
-	if !ok {
-		m = &wheelMemo{}
-		a.wheels[t.SitePackages+"\x00"+t.Interpreter] = m
-	}
-	a.mu.Unlock()
-	m.once.Do(func() {
+	return a.once("wheels "+t.SitePackages+" "+t.Interpreter, func() ([]layer.Entry, error) {
 		if len(a.opts.Wheels) == 0 {
-			m.err = fmt.Errorf("no wheels were given (run `go tool mage wheels`)")
+			return nil, fmt.Errorf("no wheels were given (run `go tool mage wheels`)")
 		}
+		var out []layer.Entry
 		for _, w := range a.opts.Wheels {
 			f, err := os.Open(w)
 			if err != nil {
-				m.err = err
-				return
+				return nil, err
 			}
 			info, err := f.Stat()
 			if err == nil {
 				var es []layer.Entry
 				es, err = wheelinstall.Install(filepath.Base(w), f, info.Size(), t)
-				m.entries = append(m.entries, es...)
+				out = append(out, es...)
 			}
 			f.Close()
 			if err != nil {
-				m.err = err
-				return
+				return nil, err
 			}
 		}
+		return out, nil
 	})
-	return m.entries, m.err
 }
 
 // rootfs reads the base's file system, from the cache when this base digest was read before.

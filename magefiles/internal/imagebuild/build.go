@@ -117,10 +117,9 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 		return nil, fmt.Errorf("no build time: set SOURCE_DATE_EPOCH or build from a git commit")
 	}
 	a := &assembler{
-		opts:     opts,
-		cache:    layer.NewCache(layer.Options{MTime: opts.MTime, CacheDir: opts.OutDir + "/.cache/layers"}),
-		wheels:   map[string]*wheelMemo{},
-		bytecode: map[int]*wheelMemo{},
+		opts:  opts,
+		cache: layer.NewCache(layer.Options{MTime: opts.MTime, CacheDir: opts.OutDir + "/.cache/layers"}),
+		memos: map[string]func() ([]layer.Entry, error){},
 	}
 	reg := registryOptions{insecure: opts.Insecure, keychain: opts.Keychain, transport: opts.Transport, jobs: opts.Jobs, sent: &atomic.Int64{}}
 	report := progress.New(opts.Progress)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -233,14 +234,7 @@ func checkFiles(t *testing.T, where string, got map[string]layerFile, want map[s
 	}
 }
 
-func keys(m map[string]layerFile) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
+func keys(m map[string]layerFile) []string { return slices.Sorted(maps.Keys(m)) }
 
 func TestRunIsReproducibleAndIncremental(t *testing.T) {
 	pr := newProject(t)
@@ -417,7 +411,7 @@ func rootfsTar(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := layer.Build(placed, layer.Options{MTime: time.Unix(1, 0), CacheDir: t.TempDir()})
+	res, err := layer.NewCache(layer.Options{MTime: time.Unix(1, 0), CacheDir: t.TempDir()}).Build(placed)
 	if err != nil {
 		t.Fatal(err)
 	}

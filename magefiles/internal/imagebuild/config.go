@@ -2,7 +2,8 @@ package imagebuild
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -112,10 +113,5 @@ func mergeEnv(base, over []string) []string {
 		}
 		out = append(out, kv)
 	}
-	var rest []string
-	for _, v := range set {
-		rest = append(rest, v)
-	}
-	sort.Strings(rest)
-	return append(out, rest...)
+	return append(out, slices.Sorted(maps.Values(set))...)
 }

@@ -86,7 +86,7 @@ func writeBase(t *testing.T, entries []layer.Entry, platforms []platform.Platfor
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := layer.Build(placed, layer.Options{MTime: time.Unix(1, 0), CacheDir: t.TempDir()})
+	res, err := layer.NewCache(layer.Options{MTime: time.Unix(1, 0), CacheDir: t.TempDir()}).Build(placed)
 	if err != nil {
 		t.Fatal(err)
 	}

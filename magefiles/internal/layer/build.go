@@ -2,6 +2,7 @@ package layer
 
 import (
 	"archive/tar"
+	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
@@ -40,13 +41,6 @@ type Result struct {
 	Entries []Entry
 }
 
-// Build writes the entries as a gzip tar into the cache (unless a layer with the same key is there) and returns
-// it. Entries are sorted by path, every entry is owned by 0:0 with opts.MTime, files are read whole from Data or
-// Source, and gzip runs at a fixed level with an empty header, so the same entries give the same digest.
-func Build(entries []Entry, opts Options) (Result, error) {
-	return NewCache(opts).Build(entries)
-}
-
 // Cache builds layers into one cache directory; concurrent builds of the same content wait for each other, so a
 // layer shared by several platforms is written once.
 type Cache struct {
@@ -72,7 +66,9 @@ func (c *Cache) lock(key string) func() {
 	return l.Unlock
 }
 
-// Build is the package-level Build on this cache.
+// Build writes the entries as a gzip tar into the cache (unless a layer with the same key is there) and returns
+// it. Entries are sorted by path, every entry is owned by 0:0 with the cache's MTime, files are read whole from
+// Data or Source, and gzip runs at a fixed level with an empty header, so the same entries give the same digest.
 func (c *Cache) Build(entries []Entry) (Result, error) {
 	opts := c.opts
 	sorted, err := validate(entries)
@@ -202,7 +198,7 @@ func writeEntry(tw *tar.Writer, e Entry, mtime time.Time) error {
 	case File:
 		hdr.Typeflag = tar.TypeReg
 		if e.Source == "" {
-			hdr.Size, content = int64(len(e.Data)), bytesReader(e.Data)
+			hdr.Size, content = int64(len(e.Data)), bytes.NewReader(e.Data)
 		} else {
 			f, err := os.Open(e.Source)
 			if err != nil {

@@ -1,15 +1,10 @@
 package layer
 
 import (
-	"bytes"
 	"compress/gzip"
-	"crypto/sha256"
-	"encoding/hex"
 	"io"
 	"os"
 )
-
-func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
 
 // gunzip opens a gzip file for reading its decompressed content; closing closes both.
 func gunzip(name string) (io.ReadCloser, error) {
@@ -33,9 +28,4 @@ type gzipFile struct {
 func (g *gzipFile) Close() error {
 	g.Reader.Close()
 	return g.f.Close()
-}
-
-func fileHash(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
 }

@@ -3,6 +3,8 @@ package layer
 import (
 	"archive/tar"
 	"compress/gzip"
+	"crypto/sha256"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -66,7 +68,7 @@ func readLayer(t *testing.T, r Result) []tarEntry {
 }
 
 func TestBuildWritesSortedRootOwnedEntries(t *testing.T) {
-	r, err := Build(sample(t), Options{MTime: epoch, CacheDir: t.TempDir()})
+	r, err := NewCache(Options{MTime: epoch, CacheDir: t.TempDir()}).Build(sample(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +96,7 @@ func TestBuildWritesSortedRootOwnedEntries(t *testing.T) {
 
 func TestBuildIsReproducibleAndCached(t *testing.T) {
 	entries := sample(t)
-	a, err := Build(entries, Options{MTime: epoch, CacheDir: t.TempDir()})
+	a, err := NewCache(Options{MTime: epoch, CacheDir: t.TempDir()}).Build(entries)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +106,7 @@ func TestBuildIsReproducibleAndCached(t *testing.T) {
 	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
 		rev[i], rev[j] = rev[j], rev[i]
 	}
-	b, err := Build(rev, Options{MTime: epoch, CacheDir: cache})
+	b, err := NewCache(Options{MTime: epoch, CacheDir: cache}).Build(rev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +115,7 @@ func TestBuildIsReproducibleAndCached(t *testing.T) {
 	if da != db {
 		t.Fatalf("same entries gave digests %s and %s", da, db)
 	}
-	c, err := Build(entries, Options{MTime: epoch, CacheDir: cache})
+	c, err := NewCache(Options{MTime: epoch, CacheDir: cache}).Build(entries)
 	if err != nil || c.Built {
 		t.Fatalf("second build in the same cache: Built=%v err=%v, want a cache hit", c.Built, err)
 	}
@@ -122,10 +124,10 @@ func TestBuildIsReproducibleAndCached(t *testing.T) {
 	rc, _ := c.Layer.Uncompressed()
 	raw, _ := io.ReadAll(rc)
 	rc.Close()
-	if got := fileHash(raw); "sha256:"+got != diffID.String() {
+	if got := fmt.Sprintf("sha256:%x", sha256.Sum256(raw)); got != diffID.String() {
 		t.Errorf("diffID %s, uncompressed content hashes to %s", diffID, got)
 	}
-	d, err := Build(entries, Options{MTime: epoch.Add(time.Second), CacheDir: cache})
+	d, err := NewCache(Options{MTime: epoch.Add(time.Second), CacheDir: cache}).Build(entries)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +152,7 @@ func TestBuildRejectsBadEntries(t *testing.T) {
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
-			_, err := Build(row.entries, Options{MTime: epoch, CacheDir: t.TempDir()})
+			_, err := NewCache(Options{MTime: epoch, CacheDir: t.TempDir()}).Build(row.entries)
 			if err == nil || !strings.Contains(err.Error(), row.want) {
 				t.Fatalf("Build = %v, want an error containing %q", err, row.want)
 			}

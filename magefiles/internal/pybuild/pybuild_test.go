@@ -83,7 +83,7 @@ func installedLayer(t *testing.T, indexURL, pin, cacheDir string) (string, strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := layer.Build(placed, layer.Options{MTime: mtime, CacheDir: t.TempDir()})
+	res, err := layer.NewCache(layer.Options{MTime: mtime, CacheDir: t.TempDir()}).Build(placed)
 	if err != nil {
 		t.Fatal(err)
 	}

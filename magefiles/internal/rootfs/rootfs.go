@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -93,14 +94,7 @@ func (f *FS) Lookup(p string) (Node, bool) {
 }
 
 // Paths lists every path in sorted order.
-func (f *FS) Paths() []string {
-	out := make([]string, 0, len(f.nodes))
-	for p := range f.nodes {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
-}
+func (f *FS) Paths() []string { return slices.Sorted(maps.Keys(f.nodes)) }
 
 // ResolveParent follows symlinks in every directory leading to p (not in p's last element), as the kernel does
 // when a file is created at p, and returns the clean relative path that would be created. Directories that do not

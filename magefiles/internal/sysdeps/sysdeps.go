@@ -6,9 +6,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -74,12 +75,7 @@ func (s System) missingPackages(ctx context.Context, reqs []Requirement) []strin
 			set[r.Package] = true
 		}
 	}
-	var pkgs []string
-	for p := range set {
-		pkgs = append(pkgs, p)
-	}
-	sort.Strings(pkgs)
-	return pkgs
+	return slices.Sorted(maps.Keys(set))
 }
 
 func satisfied(ctx context.Context, r Requirement) bool {

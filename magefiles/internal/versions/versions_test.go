@@ -3,8 +3,13 @@ package versions_test
 import (
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -46,13 +51,36 @@ func TestValuesAgreeWithEachOther(t *testing.T) {
 			t.Errorf("%s=%s, want %s (from GO_VERSION and OPENSHIFT_VERSION)", key, got, want)
 		}
 	}
-	minor, ok := strings.CutPrefix(v.Get("OPENSHIFT_MIN_VERSION"), "4.")
-	n, err := strconv.Atoi(minor)
-	if !ok || err != nil {
-		t.Fatalf("OPENSHIFT_MIN_VERSION=%s: want 4.N", v.Get("OPENSHIFT_MIN_VERSION"))
+	for ocpKey, kubeKey := range map[string]string{"OPENSHIFT_VERSION": "KUBE_VERSION", "OPENSHIFT_MIN_VERSION": "KUBE_MIN_VERSION"} {
+		kube, err := kubernetesOf(v.Get(ocpKey))
+		if err != nil {
+			t.Fatalf("%s: %v", ocpKey, err)
+		}
+		if got := v.Get(kubeKey); got != kube && got != kube+".0" {
+			t.Errorf("%s=%s, but OpenShift %s ships Kubernetes %s", kubeKey, got, v.Get(ocpKey), kube)
+		}
 	}
-	if want := fmt.Sprintf("1.%d.0", n+13); v.Get("KUBE_MIN_VERSION") != want {
-		t.Errorf("KUBE_MIN_VERSION=%s, but OpenShift %s ships Kubernetes %s", v.Get("KUBE_MIN_VERSION"), v.Get("OPENSHIFT_MIN_VERSION"), want)
+}
+
+// kubernetesOf is the Kubernetes minor of an OpenShift release: 4.N ships 1.(N+13), and 5.M, whose first release
+// follows 4.22, continues the one-minor-per-release cadence: 1.(36+M).
+func kubernetesOf(ocp string) (string, error) {
+	major, minor, ok := strings.Cut(ocp, ".")
+	n, err := strconv.Atoi(minor)
+	if !ok || err != nil || (major != "4" && major != "5") {
+		return "", fmt.Errorf("%q: want 4.N or 5.M", ocp)
+	}
+	if major == "4" {
+		return fmt.Sprintf("1.%d", n+13), nil
+	}
+	return fmt.Sprintf("1.%d", n+36), nil
+}
+
+func TestKubernetesOf(t *testing.T) {
+	for ocp, want := range map[string]string{"4.14": "1.27", "4.22": "1.35", "5.0": "1.36"} {
+		if got, err := kubernetesOf(ocp); err != nil || got != want {
+			t.Errorf("kubernetesOf(%s) = %s, %v; want %s", ocp, got, err, want)
+		}
 	}
 }
 
@@ -211,6 +239,55 @@ func TestPipelineRunsReadTheFile(t *testing.T) {
 	for _, r := range runs {
 		if got := r.Param("build-args-file"); got != versions.File {
 			t.Errorf("%s: build-args-file %q, want %s", filepath.Base(r.File), got, versions.File)
+		}
+	}
+}
+
+// versionLike matches the literals that belong in the versions file: OpenShift image references and tags,
+// builder tags, CPEs and the Kubernetes of an OpenShift release.
+var versionLike = regexp.MustCompile(`registry\.(ci\.openshift\.org|redhat\.io)/|ose-[a-z0-9-]+:v\d|openshift-\d+\.\d+|golang-\d+\.\d+|cpe:/a:redhat|^v?1\.\d\d(\.\d+)?$|^v?[45]\.\d+$`)
+
+// TestMagefilesHaveNoVersionLiterals: no Go file of magefiles/ (tests aside) carries a version-like string
+// literal; such a value would silently stay behind when images/versions.conf moves to the next OpenShift.
+func TestMagefilesHaveNoVersionLiterals(t *testing.T) {
+	root, _ := load(t)
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(filepath.Join(root, "magefiles"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			s, err := strconv.Unquote(lit.Value)
+			if err == nil && versionLike.MatchString(s) {
+				t.Errorf("%s: version-like literal %s: take it from %s", fset.Position(lit.Pos()), lit.Value, versions.File)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestVersionLikeMatchesWhatItShould(t *testing.T) {
+	for _, s := range []string{"registry.redhat.io/openshift4/ose-operator-registry-rhel9:v4.22", "1.35", "4.22", "v5.0",
+		"rhel-9-golang-1.26-openshift-5.0", "cpe:/a:redhat:openshift:4.22::el9"} {
+		if !versionLike.MatchString(s) {
+			t.Errorf("%q is not matched", s)
+		}
+	}
+	for _, s := range []string{"quay.io/openshift/origin-", "botocore==1.34.140", "0.0.0", "linux/amd64"} {
+		if versionLike.MatchString(s) {
+			t.Errorf("%q is matched", s)
 		}
 	}
 }

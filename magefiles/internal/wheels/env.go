@@ -10,8 +10,10 @@ import (
 
 // Env is where the wheels targets read and write, from their environment variables.
 type Env struct {
-	// Requirements is WHEELS_REQUIREMENTS, default <root>/requirements.txt.ocp.
+	// Requirements is WHEELS_REQUIREMENTS, default <root>/requirements.txt.ocp; Replaced is true when
+	// WHEELS_REQUIREMENTS named another file.
 	Requirements string
+	Replaced     bool
 	// IndexURL is WHEELS_INDEX_URL, default DefaultIndexURL.
 	IndexURL string
 	// Dir is where verified files are kept: <root>/_output/wheels.
@@ -24,6 +26,7 @@ func ReadEnv(root string, getenv func(string) string) Env {
 	if e.Requirements == "" {
 		e.Requirements = filepath.Join(root, "requirements.txt.ocp")
 	}
+	e.Replaced = e.Requirements != filepath.Join(root, "requirements.txt.ocp")
 	if e.IndexURL == "" {
 		e.IndexURL = DefaultIndexURL
 	}
@@ -39,8 +42,12 @@ func (e Env) requirements() ([]Requirement, error) {
 	return ParseRequirements(e.Requirements, string(data))
 }
 
-// FetchAll makes Dir hold a verified wheel or sdist for every requirement of the file (see Fetch).
+// FetchAll makes Dir hold a verified wheel or sdist for every requirement of the file (see Fetch). It warns when
+// the file is not the committed requirements.txt.ocp: such images are not the ones a release builds.
 func (e Env) FetchAll(ctx context.Context, client HTTPClient, progress io.Writer) ([]Verified, error) {
+	if e.Replaced {
+		fmt.Fprintf(progress, "wheels: WARNING: WHEELS_REQUIREMENTS=%s replaces the committed requirements.txt.ocp: the Python packages (and the images built from them) are not what a release ships\n", e.Requirements)
+	}
 	reqs, err := e.requirements()
 	if err != nil {
 		return nil, err

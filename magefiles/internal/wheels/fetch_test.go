@@ -245,6 +245,28 @@ func TestCommittedRequirementsRefuseAStandIn(t *testing.T) {
 	}
 }
 
+// TestAnotherRequirementsFileIsAnnounced: WHEELS_REQUIREMENTS naming any file but the committed one makes the
+// fetch say that what it builds is not what a release ships; the committed file is not announced.
+func TestAnotherRequirementsFileIsAnnounced(t *testing.T) {
+	root := t.TempDir()
+	other := filepath.Join(root, "stand-in.txt")
+	for _, f := range []string{other, filepath.Join(root, "requirements.txt.ocp")} {
+		if err := os.WriteFile(f, []byte("# no requirements\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for env, want := range map[string]bool{"": false, other: true} {
+		var out strings.Builder
+		e := ReadEnv(root, func(k string) string { return map[string]string{"WHEELS_REQUIREMENTS": env}[k] })
+		if _, err := e.FetchAll(t.Context(), nil, &out); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(out.String(), "WARNING: WHEELS_REQUIREMENTS="+other+" replaces the committed requirements.txt.ocp"); got != want {
+			t.Errorf("WHEELS_REQUIREMENTS=%q: warned %v, want %v (output %q)", env, got, want, out.String())
+		}
+	}
+}
+
 func TestLockRecomputesHashesAndKeepsOtherLines(t *testing.T) {
 	ix, url := newIndex(t)
 	content := "# Python requirements of efs-utils on RHEL 9\n# six: RPM python3-six\n" +

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -78,5 +79,5 @@ func versionHashes(ctx context.Context, r Requirement, opts Options) ([]string, 
 		hashes = append(hashes, sum)
 	}
 	sort.Strings(hashes)
-	return compact(hashes), nil
+	return slices.Compact(hashes), nil
 }

@@ -3,6 +3,7 @@ package wheels
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -115,18 +116,8 @@ func parseLine(text string) (Requirement, error) {
 		return Requirement{}, fmt.Errorf("%s has no --hash=sha256:…: every requirement must be hash-pinned (go tool mage wheels:lock computes the hashes)", spec)
 	}
 	sort.Strings(req.Hashes)
-	req.Hashes = compact(req.Hashes)
+	req.Hashes = slices.Compact(req.Hashes)
 	return req, nil
-}
-
-func compact(s []string) []string {
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // commentIndex is where a comment starts: a '#' at the start of the line or after whitespace (pip's rule).

@@ -11,6 +11,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -51,11 +53,7 @@ func (w Wheel) Bytes() []byte {
 	}
 	files[distInfo+"/WHEEL"] = "Wheel-Version: 1.0\nGenerator: wheeltest\nRoot-Is-Purelib: " + purelib + "\nTag: py3-none-any\n"
 	files[distInfo+"/METADATA"] = fmt.Sprintf("Metadata-Version: 2.1\nName: %s\nVersion: %s\n", w.Project, w.Version)
-	names := make([]string, 0, len(files))
-	for k := range files {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(files))
 	var record strings.Builder
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
