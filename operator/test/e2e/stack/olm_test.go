@@ -39,7 +39,7 @@ func TestOLMInstallsTheOperator(t *testing.T) {
 
 // installWithOLM installs OLM, loads the bundle image, serves the catalog, subscribes, and waits for the CSV to
 // succeed; it checks that the operator runs from what OLM unpacked.
-func (s *stack) installWithOLM(t *testing.T) string {
+func (s *stack) installWithOLM(t *testing.T) {
 	t.Helper()
 	ctx := t.Context()
 	tools, err := cluster.ToolsDir(os.Getenv)
@@ -96,5 +96,4 @@ func (s *stack) installWithOLM(t *testing.T) string {
 		}
 	}
 	s.waitDeployment(t, operatorName, 2*time.Minute)
-	return csv
 }
