@@ -89,7 +89,8 @@ func Build(ctx context.Context) error {
 }
 
 // Test runs every test suite: go test with the race detector in each Go module, the efs-utils pytest suite, then
-// the local cluster suite (a real single-node Kubernetes cluster; root only; docs/development.md).
+// the suites on the local cluster (a real single-node Kubernetes cluster; root only; docs/development.md): the
+// cluster itself, OLM, and the stack (our operator installed from its bundle, directly and through OLM).
 // It first installs the system packages the suites need when it runs as root on Debian (apt-get); anywhere else
 // it stops and prints the exact apt-get command. Every suite runs even after a failure, and the last line counts
 // the suites that passed and failed. Environment: GOTEST_FLAGS adds flags to every go test run, e.g.
@@ -152,6 +153,28 @@ func (Cluster) Images(ctx context.Context) error {
 		return err
 	}
 	fmt.Printf("cluster images: export %s=%s\n", clusterimages.ImagesDirEnv, dir)
+	return nil
+}
+
+// Stack prepares the stack suite for running by hand: the project's images for the cluster, the sidecar and
+// stand-in images, the bundle pinned to them, its bundle image and the catalog holding it, in
+// _output/e2e/stack/ (what `go tool mage test` prepares), and prints the exports the suite reads. Then, as root:
+// cd operator && go test -tags cluster -v ./test/e2e/stack/ (docs/development.md, Stack suite).
+func (Cluster) Stack(ctx context.Context) error {
+	root, err := workspace.Root(".")
+	if err != nil {
+		return err
+	}
+	if err := sysdeps.Host().Ensure(ctx, os.Stdout, testrun.StackNeeds); err != nil {
+		return err
+	}
+	env, err := testrun.PrepareStack(ctx, root, os.Getenv, os.Stdout)
+	if err != nil {
+		return err
+	}
+	for _, e := range env {
+		fmt.Printf("export %s\n", e)
+	}
 	return nil
 }
 

@@ -9,18 +9,24 @@ import (
 	"path/filepath"
 
 	"github.com/openshift/aws-efs-csi/magefiles/internal/bundle"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/catalog"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/clusterimages"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/sysdeps"
 )
 
-// The stack suite: our operator installed from its bundle on the local cluster (tag "cluster"). It reads the
-// directory StackDir names through stackDirEnv: the images (written by the stackimages command) and the bundle
-// rendered with their digests, as a release renders it with BUNDLE_IMAGES.
+// The stack suite: our operator installed from its bundle on the local cluster (tag "cluster"), directly and
+// through OLM. It reads the directory StackDir names through stackDirEnv: the images (written by the stackimages
+// command), the bundle rendered with their digests, as a release renders it with BUNDLE_IMAGES, its bundle image
+// (an OCI layout) and the file-based catalog pinning that image by digest, as `go tool mage catalog` writes it.
 const (
 	stackSuitePackage = "./test/e2e/stack"
 	stackImagesCmd    = "./test/e2e/stack/cmd/stackimages"
 	stackDirEnv       = "AWS_EFS_CSI_STACK_DIR"
 )
+
+// stackBundleRepository names the bundle image in the stack's catalog and in the cluster's containerd (the
+// stack package's repository); nothing is pulled from it.
+const stackBundleRepository = "localhost/aws-efs-csi-e2e/" + bundle.ImageName
 
 // StackDir is where the stack suite's images and bundle are prepared in the repository at root.
 func StackDir(root string) string { return filepath.Join(root, "_output", "e2e", "stack") }
@@ -34,25 +40,36 @@ func stackSuite(root string, goTestFlags []string) Suite {
 		Dir:      clusterSuiteDir,
 		Argv:     append(argv, stackSuitePackage),
 		Env:      []string{"CGO_ENABLED=1"},
-		Requires: append(append(append([]sysdeps.Requirement{}, raceNeeds...), ClusterNeeds...), ClusterImagesNeeds...),
+		Requires: StackNeeds,
 		Prepare: func(ctx context.Context, out io.Writer) ([]string, error) {
-			images, err := ClusterImages(ctx, root, os.Getenv, out)
-			if err != nil {
-				return nil, err
-			}
-			env := []string{clusterimages.ImagesDirEnv + "=" + images, stackDirEnv + "=" + StackDir(root)}
-			if err := prepareStack(ctx, root, env, out); err != nil {
-				return nil, err
-			}
-			return env, nil
+			return PrepareStack(ctx, root, os.Getenv, out)
 		},
 	}
 }
 
+// PrepareStack builds the project's images for the cluster (ClusterImages) and writes StackDir from them, and
+// returns the environment entries that point the stack suite at both: the stack suite's Prepare, and
+// `cluster:stack` for running the suite by hand.
+func PrepareStack(ctx context.Context, root string, getenv func(string) string, out io.Writer) ([]string, error) {
+	images, err := ClusterImages(ctx, root, getenv, out)
+	if err != nil {
+		return nil, err
+	}
+	env := []string{clusterimages.ImagesDirEnv + "=" + images, stackDirEnv + "=" + StackDir(root)}
+	if err := prepareStack(ctx, root, env, out); err != nil {
+		return nil, err
+	}
+	return env, nil
+}
+
+// StackNeeds is what preparing and running the stack suite needs from the system.
+var StackNeeds = append(append(append(append([]sysdeps.Requirement{}, raceNeeds...), ClusterNeeds...), ClusterImagesNeeds...), OLMNeeds...)
+
 // prepareStack writes the stack's images and their pins into StackDir (the stackimages command, run with env, which
-// names the project's images), then renders
-// the bundle there with those pins, as `BUNDLE_IMAGES=<pins> BUNDLE_REQUIRE_DIGESTS=true go tool mage bundle`
-// would, never pushing.
+// names the project's images), then renders the bundle there with those pins, as
+// `BUNDLE_IMAGES=<pins> BUNDLE_REQUIRE_DIGESTS=true go tool mage bundle` would, never pushing, and the catalog
+// holding it, as `CATALOG_BUNDLE_IMAGE=<bundle by digest> go tool mage catalog` would (no catalog image: the suite
+// serves the directory).
 func prepareStack(ctx context.Context, root string, env []string, out io.Writer) error {
 	dir := StackDir(root)
 	if err := os.RemoveAll(dir); err != nil {
@@ -76,6 +93,14 @@ func prepareStack(ctx context.Context, root string, env []string, out io.Writer)
 		return err
 	}
 	opts.OutDir, opts.ImageOutDir, opts.Progress = filepath.Join(dir, "bundle"), filepath.Join(dir, "bundle-image"), out
-	_, err = bundle.Run(ctx, opts)
+	res, err := bundle.Run(ctx, opts)
+	if err != nil {
+		return err
+	}
+	_, err = catalog.Run(ctx, catalog.Options{
+		BundleDir: opts.OutDir, BundleImage: stackBundleRepository + "@" + res.Image.Digest.String(),
+		PackageFile: filepath.Join(root, "operator", "manifests", bundle.PackageFile), Dir: filepath.Join(dir, "catalog"), Fresh: true,
+		Progress: out,
+	})
 	return err
 }

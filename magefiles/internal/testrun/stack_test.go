@@ -34,6 +34,47 @@ func TestPlanRunsTheStackSuiteWithItsDirectory(t *testing.T) {
 	if !slices.Contains(Requirements(suites), ClusterImagesNeeds[0]) {
 		t.Errorf("requirements lack %v, which building the project's images needs", ClusterImagesNeeds[0])
 	}
+	if !slices.Contains(last.Requires, OLMNeeds[0]) {
+		t.Errorf("the stack suite does not require %v, the cp of OLM's image (it installs the operator through OLM too)", OLMNeeds[0])
+	}
+}
+
+func TestPlanRunsTheOLMSuiteBeforeTheStackSuite(t *testing.T) {
+	root := writeWorkspace(t, false)
+	for _, p := range []string{olmSuitePackage, stackSuitePackage} {
+		if err := os.MkdirAll(filepath.Join(root, clusterSuiteDir, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	suites, err := Plan(root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	olm := suites[len(suites)-2]
+	want := []string{"go", "test", "-race", "-tags", "cluster", "-timeout", "40m", "./test/e2e/olm"}
+	if olm.Name != "cluster operator/test/e2e/olm" || olm.Dir != "operator" || !slices.Equal(olm.Argv, want) {
+		t.Fatalf("suite before the stack suite = %+v; want the OLM suite running %v in operator", olm, want)
+	}
+	if !slices.Contains(olm.Requires, OLMNeeds[0]) || !slices.Contains(olm.Requires, ClusterNeeds[0]) {
+		t.Errorf("the OLM suite requires %v; want busybox-static and the cluster's packages", olm.Requires)
+	}
+}
+
+// The stack suite's catalog names the bundle in the repository the stack package loads it under.
+func TestStackBundleRepositoryMatchesTheStackPackage(t *testing.T) {
+	root, err := workspace.Root(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, clusterSuiteDir, stackSuitePackage, "images.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`repository = "localhost/aws-efs-csi-e2e/"`, `BundleImageName = "` + strings.TrimPrefix(stackBundleRepository, "localhost/aws-efs-csi-e2e/") + `"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s/images.go does not declare %s", stackSuitePackage, want)
+		}
+	}
 }
 
 func TestRunFailsASuiteWhosePreparationFails(t *testing.T) {

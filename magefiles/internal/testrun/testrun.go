@@ -79,7 +79,7 @@ var pythonNeeds = []sysdeps.Requirement{
 // Plan lists the suites of the repository at root: `go test -race ./...` in every go.work module, the
 // efs-utils pytest suite when efs-utils/ exists, then the local cluster suite when its package exists (it first
 // builds the project's images for the cluster, ClusterImages, and finds them through clusterimages.ImagesDirEnv),
-// then the stack suite when its package exists.
+// then the OLM suite and the stack suite when their packages exist.
 func Plan(root string, opts Options) ([]Suite, error) {
 	mods, err := workspace.Modules(root)
 	if err != nil {
@@ -115,6 +115,9 @@ func Plan(root string, opts Options) ([]Suite, error) {
 			Requires: append(append(append([]sysdeps.Requirement{}, raceNeeds...), ClusterNeeds...), ClusterImagesNeeds...),
 			Prepare:  clusterImages(root),
 		})
+	}
+	if _, err := os.Stat(filepath.Join(root, clusterSuiteDir, olmSuitePackage)); err == nil {
+		suites = append(suites, olmSuite(opts.GoTestFlags))
 	}
 	if _, err := os.Stat(filepath.Join(root, clusterSuiteDir, stackSuitePackage)); err == nil {
 		suites = append(suites, stackSuite(root, opts.GoTestFlags))

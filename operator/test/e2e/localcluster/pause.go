@@ -7,13 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
@@ -69,31 +65,5 @@ func writeImage(bin, path, ref, out string) (string, error) {
 // singleBinaryImage is an image for this machine's platform holding one file, the executable at path, as its
 // entrypoint.
 func singleBinaryImage(file, path string) (v1.Image, error) {
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return fileTar(file, path) })
-	if err != nil {
-		return nil, err
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", runtime.GOARCH
-	cfg.Config.Entrypoint = []string{path}
-	return mutate.ConfigFile(img, cfg)
-}
-
-// fileTar streams a tar holding file at path (mode 0755, root-owned).
-func fileTar(file, path string) (io.ReadCloser, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(writeTar(pw, strings.TrimPrefix(path, "/"), data)) }()
-	return pr, nil
+	return FilesImage([]ImageFile{{Path: path, Source: file}}, ImageConfig{Entrypoint: []string{path}})
 }

@@ -89,7 +89,7 @@ func LoadLayout(ctx context.Context, c *localcluster.Cluster, layoutDir, repo, w
 		}
 	}
 	archive := filepath.Join(work, filepath.Base(layoutDir)+".tar")
-	if err := tarDir(lay, archive); err != nil {
+	if err := localcluster.TarDir(lay, archive); err != nil {
 		return "", err
 	}
 	if err := c.ImportImage(ctx, archive); err != nil {

@@ -39,14 +39,15 @@ func Install(ctx context.Context, c *localcluster.Cluster, toolsDir, work string
 	if err != nil {
 		return err
 	}
-	olmImg, err := filesImage([]file{
+	olmImg, err := localcluster.FilesImage([]localcluster.ImageFile{
 		{Path: "/bin/olm", Source: bins.OLM}, {Path: "/bin/catalog", Source: bins.Catalog}, {Path: "/bin/cpb", Source: bins.CPB},
 		{Path: busybox, Source: busybox}, {Path: "/bin/cp", Link: "busybox"},
-	}, []string{"/bin/olm"}, "1001", nil)
+	}, localcluster.ImageConfig{Entrypoint: []string{"/bin/olm"}, User: "1001"})
 	if err != nil {
 		return fmt.Errorf("OLM image (its cp is busybox: apt-get install busybox-static): %w", err)
 	}
-	opmImg, err := filesImage([]file{{Path: "/bin/opm", Source: bins.OPM}}, []string{"/bin/opm"}, "1001", nil)
+	opmImg, err := localcluster.FilesImage([]localcluster.ImageFile{{Path: "/bin/opm", Source: bins.OPM}},
+		localcluster.ImageConfig{Entrypoint: []string{"/bin/opm"}, User: "1001"})
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,7 +15,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
@@ -168,7 +166,7 @@ func TestOLMInstallsAnOperatorFromACatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	archive := filepath.Join(work, "bundle.tar")
-	ref, err := writeByDigest(img, repository+testPackage+"-bundle", archive)
+	ref, err := localcluster.WriteDigestArchive(img, repository+testPackage+"-bundle", archive)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,133 +241,4 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
-}
-
-// ourPackage is our operator's package and the namespace docs/user-guide/install.md installs it in.
-const (
-	ourPackage   = "aws-efs-csi-driver-operator"
-	ourNamespace = "openshift-cluster-csi-drivers"
-)
-
-// TestOLMInstallsOurBundle takes our bundle and catalog as `go tool mage bundle` and `go tool mage catalog` make
-// them (the catalog pinning the bundle image by its digest), subscribes as the user guide says, and checks what
-// OLM does with them: it resolves the package from our catalog, unpacks our bundle image with a Job, creates the
-// CSV, and carries out the CSV's install strategy (the SharedVolume CRD, the operator's ServiceAccount and RBAC,
-// its Deployment with the bundle's image). The CSV gets as far as Installing: the operator's image the bundle
-// names is not in this cluster until the project's images are loaded and pinned (BUNDLE_IMAGES), which this test
-// does not do yet.
-func TestOLMInstallsOurBundle(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the local cluster needs the Kubernetes binaries, which -short does not build")
-	}
-	ctx := t.Context()
-	root, err := filepath.Abs("../../../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	runMage(t, root, nil, "bundle")
-	layoutDir := filepath.Join(root, "_output", "bundle-image", ourPackage+"-bundle")
-	ref, err := LayoutRef(layoutDir, repository+ourPackage+"-bundle")
-	if err != nil {
-		t.Fatal(err)
-	}
-	runMage(t, root, []string{"CATALOG_BUNDLE_IMAGE=" + ref}, "catalog")
-	if again, err := LayoutRef(layoutDir, repository+ourPackage+"-bundle"); err != nil || again != ref {
-		t.Fatalf("the bundle image changed when mage catalog rebuilt it (%s, then %s, %v): the catalog would pin another image", ref, again, err)
-	}
-
-	work := t.TempDir()
-	c, kube, dyn := startWithOLM(t, work)
-	// The CSV lists ClusterCSIDriver among its nativeAPIs: OLM holds the CSV Pending until the API exists.
-	if err := c.ControlPlane().InstallCRDs(ctx, clusterCSIDriverCRD(t)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := LoadLayout(ctx, c, layoutDir, repository+ourPackage+"-bundle", filepath.Join(work, "bundle")); err != nil {
-		t.Fatal(err)
-	}
-	// Only our package: the catalog also adds the bundle to the community aws-efs-operator package (the takeover
-	// path), and OLM v0.38.0 then refuses to resolve either package: it finds a bundle by CSV name and channel
-	// across the catalog, and the same CSV in both packages' "stable" channel is two operators ("expected exactly
-	// one operator, got 2", seen here with the whole catalog). See docs/status.md.
-	if err := ServeCatalog(ctx, kube, dyn, "aws-efs-csi", filepath.Join(root, "_output", "catalog", ourPackage)); err != nil {
-		t.Fatal(err)
-	}
-	if err := Subscribe(ctx, kube, dyn, ourNamespace, ourPackage, "stable", "aws-efs-csi"); err != nil {
-		t.Fatal(err)
-	}
-	csv, err := WaitCSV(ctx, dyn, ourNamespace, ourPackage, "Installing", 5*time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ok, err := BundleUnpacked(ctx, kube); err != nil || !ok {
-		t.Errorf("no bundle unpack Job succeeded in %s (%v): OLM did not install from our bundle image", Namespace, err)
-	}
-	csvObj, err := dyn.Resource(ClusterServiceVersions).Namespace(ourNamespace).Get(ctx, csv, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var strategy struct {
-		Spec struct {
-			Install struct {
-				Spec struct {
-					Deployments []struct {
-						Name string
-						Spec struct {
-							Template corev1.PodTemplateSpec
-						}
-					}
-				}
-			}
-		}
-	}
-	b, _ := json.Marshal(csvObj.Object)
-	if err := json.Unmarshal(b, &strategy); err != nil || len(strategy.Spec.Install.Spec.Deployments) != 1 {
-		t.Fatalf("CSV %s install strategy: %v; want one Deployment", csv, err)
-	}
-	want := strategy.Spec.Install.Spec.Deployments[0]
-	d, err := kube.AppsV1().Deployments(ourNamespace).Get(ctx, want.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("the operator Deployment OLM should have made: %v", err)
-	}
-	if got, wantImage := d.Spec.Template.Spec.Containers[0].Image, want.Spec.Template.Spec.Containers[0].Image; got != wantImage {
-		t.Errorf("Deployment %s runs %s; the bundle's CSV says %s", d.Name, got, wantImage)
-	}
-	if d.Labels["olm.owner"] != csv {
-		t.Errorf("Deployment %s labels %v; want olm.owner=%s (made by OLM from the CSV)", d.Name, d.Labels, csv)
-	}
-	if _, err := kube.CoreV1().ServiceAccounts(ourNamespace).Get(ctx, want.Spec.Template.Spec.ServiceAccountName, metav1.GetOptions{}); err != nil {
-		t.Errorf("the operator's ServiceAccount: %v", err)
-	}
-	crd := "sharedvolumes.aws-efs.managed.openshift.io"
-	if _, err := dyn.Resource(crdResource).Get(ctx, crd, metav1.GetOptions{}); err != nil {
-		t.Errorf("CRD %s from the bundle: %v", crd, err)
-	}
-	t.Logf("CSV %s Installing; Deployment %s runs %s, which is not in this cluster", csv, d.Name, d.Spec.Template.Spec.Containers[0].Image)
-}
-
-var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-
-// clusterCSIDriverCRD is openshift/api's ClusterCSIDriver CRD at the version the operator module pins.
-func clusterCSIDriverCRD(t *testing.T) []byte {
-	t.Helper()
-	out, err := exec.CommandContext(t.Context(), "go", "list", "-m", "-f", "{{.Dir}}", "github.com/openshift/api").Output()
-	if err != nil {
-		t.Fatalf("locating github.com/openshift/api: %v", err)
-	}
-	b, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "operator/v1/zz_generated.crd-manifests/0000_50_csi-driver_01_clustercsidrivers-Default.crd.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// runMage runs `go tool mage target` in the repository at root with env added.
-func runMage(t *testing.T, root string, env []string, target string) {
-	t.Helper()
-	cmd := exec.CommandContext(t.Context(), "go", "tool", "mage", target)
-	cmd.Dir, cmd.Env = root, append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("go tool mage %s: %v\n%s", target, err, out)
-	}
 }

@@ -1,25 +1,16 @@
 package stack
 
 import (
-	"archive/tar"
-	"bufio"
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
-	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/openshift/aws-efs-csi/operator/test/e2e/cluster"
 	"github.com/openshift/aws-efs-csi/operator/test/e2e/localcluster"
@@ -48,7 +39,16 @@ const (
 	ImagesDir = "images"
 	// BundleDir holds the bundle rendered with PinsFile (manifests/, metadata/).
 	BundleDir = "bundle"
+	// BundleImageDir holds the bundle image of BundleDir as an OCI layout, BundleImageDir/BundleImageName.
+	BundleImageDir  = "bundle-image"
+	BundleImageName = "aws-efs-csi-driver-operator-bundle"
+	// CatalogDir holds the file-based catalog of the bundle, which names the bundle image by digest in
+	// BundleRepository.
+	CatalogDir = "catalog"
 )
+
+// BundleRepository is where the catalog names the bundle image and where the OLM test loads it into containerd.
+const BundleRepository = repository + BundleImageName
 
 // PrepareDir writes the stack's images into dir/ImagesDir and the pins of every image of the CSV into
 // dir/PinsFile. The operator, the driver (for the cluster: the release image plus the mount.nfs4 stand-in) and
@@ -120,131 +120,16 @@ func goBuild(ctx context.Context, pkg, out string, log io.Writer) error {
 
 // binaryImage is an image for this machine's platform holding the executable file at path, its entrypoint.
 func binaryImage(file, path string) (v1.Image, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		pr, pw := io.Pipe()
-		go func() { pw.CloseWithError(writeLayer(pw, path, data)) }()
-		return pr, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", runtime.GOARCH
-	cfg.Config.Entrypoint = []string{path}
-	cfg.Config.Env = []string{"PATH=/usr/bin:/bin"}
-	return mutate.ConfigFile(img, cfg)
-}
-
-// writeLayer writes the layer's tar: the parent directories and the file.
-func writeLayer(w io.Writer, path string, data []byte) error {
-	tw := tar.NewWriter(w)
-	epoch := time.Unix(0, 0)
-	rel := strings.TrimPrefix(path, "/")
-	var dirs []string
-	for d := filepath.Dir(rel); d != "."; d = filepath.Dir(d) {
-		dirs = append([]string{d + "/"}, dirs...)
-	}
-	for _, d := range dirs {
-		if err := tw.WriteHeader(&tar.Header{Name: d, Mode: 0o755, Typeflag: tar.TypeDir, ModTime: epoch}); err != nil {
-			return err
-		}
-	}
-	if err := tw.WriteHeader(&tar.Header{Name: rel, Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg, ModTime: epoch}); err != nil {
-		return err
-	}
-	if _, err := tw.Write(data); err != nil {
-		return err
-	}
-	return tw.Close()
+	return localcluster.FilesImage([]localcluster.ImageFile{{Path: path, Source: file}}, localcluster.ImageConfig{Entrypoint: []string{path}})
 }
 
 // writeArchive writes img as an OCI image layout archive, dir/images/<placeholder>.tar, whose index names it
-// <repository>@<digest> for containerd (io.containerd.image.name), so that the CRI finds it by the reference the
-// bundle pins.
+// <repository><name>@<digest> for containerd, so that the CRI finds it by the reference the bundle pins.
 func writeArchive(dir, placeholder string, img v1.Image) (Image, error) {
-	digest, err := img.Digest()
-	if err != nil {
-		return Image{}, err
-	}
-	ref := repository + strings.ToLower(strings.TrimSuffix(placeholder, "_IMAGE")) + "@" + digest.String()
-	ref = strings.ReplaceAll(ref, "_", "-")
-	lay, err := os.MkdirTemp(dir, "layout-")
-	if err != nil {
-		return Image{}, err
-	}
-	defer os.RemoveAll(lay)
-	p, err := layout.Write(lay, empty.Index)
-	if err != nil {
-		return Image{}, err
-	}
-	if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{"io.containerd.image.name": ref})); err != nil {
-		return Image{}, err
-	}
+	repo := repository + strings.ReplaceAll(strings.ToLower(strings.TrimSuffix(placeholder, "_IMAGE")), "_", "-")
 	archive := filepath.Join(dir, ImagesDir, placeholder+".tar")
-	return Image{Placeholder: placeholder, Ref: ref, Archive: archive}, tarDir(lay, archive)
-}
-
-// tarDir writes the files under dir into the tar archive out, with paths relative to dir.
-func tarDir(dir, out string) error {
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	bw := bufio.NewWriter(f)
-	tw := tar.NewWriter(bw)
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || path == dir {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		hdr, err := tar.FileInfoHeader(info, "")
-		if err != nil {
-			return err
-		}
-		hdr.Name, _ = filepath.Rel(dir, path)
-		if d.IsDir() {
-			hdr.Name += "/"
-		}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		src, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer src.Close()
-		_, err = io.Copy(tw, src)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	return f.Close()
+	ref, err := localcluster.WriteDigestArchive(img, repo, archive)
+	return Image{Placeholder: placeholder, Ref: ref, Archive: archive}, err
 }
 
 // WritePins writes the images' references in the BUNDLE_IMAGES form, sorted by placeholder.

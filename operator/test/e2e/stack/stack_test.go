@@ -68,6 +68,22 @@ type stack struct {
 // stops everything.
 func startStack(t *testing.T) *stack {
 	t.Helper()
+	s := startPlatform(t)
+	b, err := bundleinstall.Read(stackDir + "/" + BundleDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.started = time.Now()
+	if err := bundleinstall.Install(t.Context(), s.c.Config, b, namespace); err != nil {
+		t.Fatalf("installing the operator from the bundle: %v", err)
+	}
+	return s
+}
+
+// startPlatform is startStack up to the operator's install: the local cluster with the stack's images, looking
+// like OpenShift on AWS, with efs-standin behind its AWS endpoints.
+func startPlatform(t *testing.T) *stack {
+	t.Helper()
 	if bins == nil {
 		t.Skip("the stack suite needs the Kubernetes binaries, which -short does not build")
 	}
@@ -78,10 +94,6 @@ func startStack(t *testing.T) *stack {
 	images, err := ReadImages(stackDir)
 	if err != nil {
 		t.Fatalf("reading the stack's images (%s=%s): %v", DirEnv, stackDir, err)
-	}
-	b, err := bundleinstall.Read(stackDir + "/" + BundleDir)
-	if err != nil {
-		t.Fatal(err)
 	}
 	aws := startEFSStandIn(t)
 	trustedCA, err := os.ReadFile(aws.CAFile)
@@ -114,17 +126,15 @@ func startStack(t *testing.T) *stack {
 	})
 	var errs [4]error
 	var conf configclient.Interface
-	var dyn dynamic.Interface
 	s.kube, errs[0] = kubernetes.NewForConfig(c.Config)
 	s.ops, errs[1] = operatorclient.NewForConfig(c.Config)
 	conf, errs[2] = configclient.NewForConfig(c.Config)
-	dyn, errs[3] = dynamic.NewForConfig(c.Config)
-	s.dyn = dyn
+	s.dyn, errs[3] = dynamic.NewForConfig(c.Config)
 	if err := errors.Join(errs[:]...); err != nil {
 		t.Fatal(err)
 	}
 	control := c.ControlPlane()
-	p := &platform{kube: s.kube, dyn: dyn, conf: conf, ops: s.ops, ca: control.CA, awsURL: aws.AWSEndpoint, trustedCA: trustedCA}
+	p := &platform{kube: s.kube, dyn: s.dyn, conf: conf, ops: s.ops, ca: control.CA, awsURL: aws.AWSEndpoint, trustedCA: trustedCA}
 	if _, err := c.LoadProjectImages(ctx, os.Getenv(localcluster.ImagesDirEnv), testWriter{t}); err != nil {
 		t.Fatalf("loading the project's images: %v", err)
 	}
@@ -154,10 +164,6 @@ func startStack(t *testing.T) *stack {
 		p.run(platformCtx, func(err error) { t.Logf("platform stand-in: %v", err) })
 	}()
 	stopPlatform = func() { cancel(); <-platformDone }
-	s.started = time.Now()
-	if err := bundleinstall.Install(ctx, c.Config, b, namespace); err != nil {
-		t.Fatalf("installing the operator from the bundle: %v", err)
-	}
 	return s
 }
 
