@@ -65,6 +65,12 @@ type stack struct {
 // stops everything.
 func startStack(t *testing.T) *stack {
 	t.Helper()
+	return startStackWith(t)
+}
+
+// startStackWith is startStack with standInArgs added to efs-standin's command line.
+func startStackWith(t *testing.T, standInArgs ...string) *stack {
+	t.Helper()
 	if bins == nil {
 		t.Skip("the stack suite needs the Kubernetes binaries, which -short does not build")
 	}
@@ -81,7 +87,7 @@ func startStack(t *testing.T) *stack {
 		t.Fatal(err)
 	}
 	createdHostPaths := missing(hostPaths)
-	aws := startEFSStandIn(t)
+	aws := startEFSStandIn(t, standInArgs...)
 	trustedCA, err := os.ReadFile(aws.CAFile)
 	if err != nil {
 		t.Fatal(err)
