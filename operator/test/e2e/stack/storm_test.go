@@ -49,7 +49,7 @@ var (
 
 // shippedProvisionerSetting is csi-provisioner's --worker-threads[:--kube-api-qps] in
 // operator/assets/driver/controller.yaml.
-const shippedProvisionerSetting = "1"
+const shippedProvisionerSetting = "10"
 
 // stormResult is one storm at one --worker-threads setting.
 type stormResult struct {
