@@ -68,7 +68,13 @@ type stack struct {
 // stops everything.
 func startStack(t *testing.T) *stack {
 	t.Helper()
-	s := startPlatform(t)
+	return startStackWith(t)
+}
+
+// startStackWith is startStack with standInArgs added to efs-standin's command line.
+func startStackWith(t *testing.T, standInArgs ...string) *stack {
+	t.Helper()
+	s := startPlatform(t, standInArgs...)
 	b, err := bundleinstall.Read(stackDir + "/" + BundleDir)
 	if err != nil {
 		t.Fatal(err)
@@ -81,8 +87,8 @@ func startStack(t *testing.T) *stack {
 }
 
 // startPlatform is startStack up to the operator's install: the local cluster with the stack's images, looking
-// like OpenShift on AWS, with efs-standin behind its AWS endpoints.
-func startPlatform(t *testing.T) *stack {
+// like OpenShift on AWS, with efs-standin (standInArgs added to its command line) behind its AWS endpoints.
+func startPlatform(t *testing.T, standInArgs ...string) *stack {
 	t.Helper()
 	if bins == nil {
 		t.Skip("the stack suite needs the Kubernetes binaries, which -short does not build")
@@ -95,7 +101,7 @@ func startPlatform(t *testing.T) *stack {
 	if err != nil {
 		t.Fatalf("reading the stack's images (%s=%s): %v", DirEnv, stackDir, err)
 	}
-	aws := startEFSStandIn(t)
+	aws := startEFSStandIn(t, standInArgs...)
 	trustedCA, err := os.ReadFile(aws.CAFile)
 	if err != nil {
 		t.Fatal(err)
