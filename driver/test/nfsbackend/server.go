@@ -241,8 +241,8 @@ func (m mountRecord) takeOff() error {
 	if err != nil || !MountPoints(string(info))[m.target] {
 		return nil
 	}
-	var st unix.Stat_t
-	if err := unix.Stat(procPath(pid, m.target), &st); err != nil || st.Dev != m.dev || st.Ino != m.ino {
+	st, err := statInRoot(pid, m.target)
+	if err != nil || st.Dev != m.dev || st.Ino != m.ino {
 		return nil
 	}
 	return unmountInNamespace(pid, m.nsIno, m.target)

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"sync"
 
-	"golang.org/x/sys/unix"
 	"k8s.io/klog/v2"
 )
 
@@ -38,19 +37,13 @@ type tables struct {
 
 func newTables() *tables { return &tables{m: map[tableID]*table{}} }
 
-// procPath is path as seen by pid, reached through /proc/<pid>/root.
-func procPath(pid int, path string) string {
-	return filepath.Join("/proc", strconv.Itoa(pid), "root", path)
-}
-
-// identify returns the ID of the table at path in pid's namespace, creating its directory when missing.
+// identify returns the ID of the table at path in pid's root, creating its directory when missing.
 func identify(pid int, path string) (tableID, error) {
-	dir := procPath(pid, filepath.Dir(path))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := mkdirAllInRoot(pid, filepath.Dir(path)); err != nil {
 		return tableID{}, err
 	}
-	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err != nil {
+	st, err := statInRoot(pid, filepath.Dir(path))
+	if err != nil {
 		return tableID{}, err
 	}
 	return tableID{dev: st.Dev, ino: st.Ino, name: filepath.Base(path)}, nil
@@ -68,7 +61,7 @@ func (ts *tables) add(pid int, nsIno uint64, path string, e Entry) error {
 	if t == nil {
 		t = &table{path: path}
 		// keep what an earlier backend wrote, as far as it is still mounted (sync drops the rest)
-		if b, err := os.ReadFile(procPath(pid, path)); err == nil {
+		if b, err := readInRoot(pid, path); err == nil {
 			t.entries = ParseTable(string(b))
 		}
 		ts.m[id] = t
@@ -116,12 +109,7 @@ func (ts *tables) syncLocked(id tableID, t *table) error {
 	}
 	// write and rename: a reader never sees a half-written table (the watchdog would take a mount it misses for
 	// unmounted and stop its relay after the grace period)
-	dst := procPath(pid, t.path)
-	tmp := dst + ".tmp"
-	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, dst); err != nil {
+	if err := replaceInRoot(pid, t.path, []byte(text)); err != nil {
 		return err
 	}
 	t.written = text
@@ -139,8 +127,7 @@ func findReader(id tableID, path string) (int, error) {
 		if err != nil {
 			continue
 		}
-		var st unix.Stat_t
-		if unix.Stat(procPath(pid, filepath.Dir(path)), &st) == nil && st.Dev == id.dev && st.Ino == id.ino {
+		if st, err := statInRoot(pid, filepath.Dir(path)); err == nil && st.Dev == id.dev && st.Ino == id.ino {
 			return pid, nil
 		}
 	}

@@ -13,9 +13,9 @@ import (
 	"github.com/openshift/aws-efs-csi/magefiles/internal/rootfs"
 )
 
-// mountHelper is where mount(8) looks for the helper of type nfs4: util-linux's libmount searches /sbin (then
-// /sbin/fs.d, /sbin/fs) for mount.<type>. On a merged-/usr root /sbin is a link to usr/sbin, and layer.Place
-// follows it, so the stand-in lands where the link leads, replacing that one file.
+// mountHelper is the NFS helper's path: mount.efs runs /sbin/mount.nfs4 itself (as efs-utils 1.36 does), and
+// mount(8) looks for mount.<type> helpers in /sbin. On a merged-/usr root /sbin is a link to usr/sbin, and
+// layer.Place follows it, so the stand-in lands where the link leads, replacing that one file.
 const mountHelper = "/sbin/mount.nfs4"
 
 // MountStandInLayer is the test layer: the one entry replacing mount.nfs4, from the program file standIn.

@@ -203,3 +203,62 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// fakeMmdebstrap puts an mmdebstrap on PATH that counts its runs in count and writes "root" to its target (the
+// argument after the suite), or fails when fail is set.
+func fakeMmdebstrap(t *testing.T, count string, fail bool) {
+	t.Helper()
+	bin := t.TempDir()
+	script := "#!/bin/sh\necho run >> " + count + "\nsleep 0.3\n"
+	if fail {
+		script += "echo partial > \"$(for a; do [ \"$prev\" = bookworm ] && echo \"$a\" && break; prev=$a; done)\"\nexit 3\n"
+	} else {
+		script += "for a; do [ \"$prev\" = bookworm ] && echo root > \"$a\" && break; prev=$a; done\n"
+	}
+	must(t, os.WriteFile(filepath.Join(bin, "mmdebstrap"), []byte(script), 0o755))
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+}
+
+// Concurrent builds run mmdebstrap once and all return the finished file; a failed run leaves no file behind.
+func TestBuildRunsMmdebstrapOnceAndPublishesOnlyAFinishedRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("Build runs mmdebstrap --mode=root, which needs root; go tool mage test runs as root")
+	}
+	tools := t.TempDir()
+	count := filepath.Join(t.TempDir(), "runs")
+	fakeMmdebstrap(t, count, true)
+	var log strings.Builder
+	if _, err := Build(context.Background(), Default(), tools, &log); err == nil || !strings.Contains(err.Error(), "mmdebstrap bookworm") {
+		t.Fatalf("Build with a failing mmdebstrap = %v; want its error", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tools, "debian-root", "*.tar")); len(left) > 0 {
+		t.Fatalf("a failed build left %v", left)
+	}
+	if tmp, _ := filepath.Glob(filepath.Join(tools, "debian-root", ".build-*")); len(tmp) > 0 {
+		t.Fatalf("a failed build left its temporary file %v", tmp)
+	}
+	must(t, os.Remove(count))
+
+	fakeMmdebstrap(t, count, false)
+	var wg sync.WaitGroup
+	paths := make([]string, 3)
+	for i := range paths {
+		wg.Go(func() {
+			p, err := Build(context.Background(), Default(), tools, &strings.Builder{})
+			if err != nil {
+				t.Error(err)
+			}
+			paths[i] = p
+		})
+	}
+	wg.Wait()
+	runs, _ := os.ReadFile(count)
+	if n := strings.Count(string(runs), "run"); n != 1 {
+		t.Errorf("mmdebstrap ran %d times for three concurrent builds; want once", n)
+	}
+	for _, p := range paths {
+		if b, err := os.ReadFile(p); err != nil || string(b) != "root\n" || p != paths[0] {
+			t.Errorf("Build returned %s (%q, %v); want the one finished root %s", p, b, err, paths[0])
+		}
+	}
+}

@@ -215,3 +215,42 @@ func TestTableOutlivesNamespace(t *testing.T) {
 	}
 	w.waitTable(t, 0)
 }
+
+// TestControllerDeletesRootDirectoryAsInCluster: the controller's deletion with the options it uses in the
+// cluster (tls,iam, no mount target address: efs-utils finds it through botocore at the HTTPS endpoint) and IAM
+// credentials for the mount's certificate from a web identity (efs-utils' own AssumeRoleWithWebIdentity at the
+// HTTPS endpoint, trusted through SSL_CERT_FILE), as a pod without instance metadata gets them. botocore gets
+// static keys from the environment: with only the web identity, Debian's botocore (1.43) asks the global STS
+// endpoint, ignoring AWS_ENDPOINT_URL_STS, and the fallback fails.
+func TestControllerDeletesRootDirectoryAsInCluster(t *testing.T) {
+	const role = "arn:aws:iam::123456789012:role/efs-csi-controller"
+	w := newWorld(t, "--role", role)
+	w.node(t)
+	fs := w.fs(t, w.ready.RegionalFileSystemID)
+	if err := os.MkdirAll(filepath.Join(fs.BackingDir, "dynamic", "pvc-1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	token := filepath.Join(w.dir, "token")
+	if err := os.WriteFile(token, []byte("service-account-token"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.env = append(w.env, "AWS_ENDPOINT_URL_EFS="+w.ready.AWSEndpoint, "AWS_ENDPOINT_URL_EC2="+w.ready.AWSEndpoint,
+		"AWS_ENDPOINT_URL_STS="+w.ready.AWSEndpoint, "AWS_CA_BUNDLE="+w.ready.CAFile, "SSL_CERT_FILE="+w.ready.CAFile,
+		"AWS_ROLE_ARN="+role, "AWS_WEB_IDENTITY_TOKEN_FILE="+token, "HOME="+w.dir,
+		"AWS_ACCESS_KEY_ID=AKIDSTANDIN", "AWS_SECRET_ACCESS_KEY=secret")
+	for _, kv := range w.env[len(os.Environ()):] {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	d := rootdir.Deleter{Mounter: rootdir.ExecMounter{}, WorkDir: filepath.Join(w.dir, "csi-pv")}
+	if err := d.Delete(t.Context(), rootdir.Target{FileSystemID: fs.ID, AccessPointID: "fsap-0123456789abcdef0",
+		RootDir: "/dynamic/pvc-1", MountOptions: []string{"tls", "iam"}}); err != nil {
+		t.Fatalf("Delete: %v\n%s", err, w.proc.Logs())
+	}
+	if _, err := os.Stat(filepath.Join(fs.BackingDir, "dynamic", "pvc-1")); !os.IsNotExist(err) {
+		t.Fatalf("root directory still in the backing store: %v", err)
+	}
+	if calls := w.calls(t); calls["AssumeRoleWithWebIdentity"] == 0 || calls["DescribeMountTargets"] == 0 {
+		t.Fatalf("calls %v: want the web identity exchange and the mount target lookup", calls)
+	}
+}

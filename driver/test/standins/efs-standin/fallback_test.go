@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -18,10 +19,11 @@ func TestBotocoreFallbackOverHTTPS(t *testing.T) {
 	for _, row := range []struct{ name, fsID, opts string }{
 		{"one zone", w.ready.OneZoneFileSystemID, "tls"},
 		{"regional in a zone", w.ready.RegionalFileSystemID, "tls,az=us-east-1b"},
+		{"regional, no zone", w.ready.RegionalFileSystemID, "tls"},
 	} {
 		t.Run(row.name, func(t *testing.T) {
 			fs := w.fs(t, row.fsID)
-			target := filepath.Join(w.dir, "fallback-"+fs.ID)
+			target := filepath.Join(w.dir, "fallback-"+strings.ReplaceAll(row.name, " ", "-"))
 			if err := os.MkdirAll(target, 0o755); err != nil {
 				t.Fatal(err)
 			}

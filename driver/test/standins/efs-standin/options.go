@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -31,6 +32,8 @@ type Options struct {
 	Faults []string
 	// CADir holds the test CA (ca.pem, ca.key), reused when present; default Dir.
 	CADir string
+	// Roles are ARN[,external-id=VALUE] roles STS lets callers assume (AssumeRole, AssumeRoleWithWebIdentity).
+	Roles []string
 	// InitCA only creates (or checks) the CA in CADir, prints the path of ca.pem and exits: for baking the CA into
 	// a test image before the program runs.
 	InitCA bool
@@ -47,6 +50,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.TLSNames, "tls-name", nil, "extra DNS name in fakeaws' certificate, repeatable (127.0.0.1 and localhost are always in it)")
 	fs.DurationVar(&o.Latency, "aws-latency", 0, "latency added to every AWS call, e.g. 20ms (fakeaws fault *:latency=...)")
 	fs.StringVar(&o.CADir, "ca-dir", "", "directory of the test CA (ca.pem, ca.key), reused when present, created otherwise (default <dir>)")
+	fs.StringArrayVar(&o.Roles, "role", nil, "ARN[,external-id=VALUE] role STS lets callers assume (AssumeRole, AssumeRoleWithWebIdentity), repeatable")
 	fs.BoolVar(&o.InitCA, "init-ca", false, "only create or check the CA in --ca-dir, print the path of its ca.pem and exit")
 	fs.StringArrayVar(&o.Faults, "fault", nil, "further fakeaws fault API:key=value[,key=value], repeatable (see driver/test/fakeaws/README.md)")
 }
@@ -82,5 +86,19 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("--fault: %w", err)
 		}
 	}
+	for _, r := range o.Roles {
+		if _, _, err := parseRole(r); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// parseRole parses ARN[,external-id=VALUE].
+func parseRole(spec string) (arn, externalID string, err error) {
+	arn, ext, hasExt := strings.Cut(spec, ",external-id=")
+	if !strings.HasPrefix(arn, "arn:") || !strings.Contains(arn, ":role/") || hasExt && ext == "" {
+		return "", "", fmt.Errorf("--role %q: want ARN[,external-id=VALUE] with ARN like arn:aws:iam::123456789012:role/name", spec)
+	}
+	return arn, ext, nil
 }

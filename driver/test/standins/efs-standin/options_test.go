@@ -26,6 +26,9 @@ func TestValidate(t *testing.T) {
 		{"negative latency", Options{Dir: "/tmp/x", Latency: -time.Millisecond}, "--aws-latency"},
 		{"bad fault", Options{Dir: "/tmp/x", Faults: []string{"latency"}}, "--fault"},
 		{"init-ca needs ca-dir", Options{InitCA: true}, "--ca-dir"},
+		{"role", Options{Dir: "/tmp/x", Roles: []string{"arn:aws:iam::123456789012:role/efs", "arn:aws:iam::1:role/x,external-id=e"}}, ""},
+		{"bad role", Options{Dir: "/tmp/x", Roles: []string{"efs"}}, "--role"},
+		{"empty external id", Options{Dir: "/tmp/x", Roles: []string{"arn:aws:iam::1:role/x,external-id="}}, "--role"},
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {

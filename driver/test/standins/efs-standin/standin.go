@@ -49,6 +49,10 @@ func start(o Options) (_ *standin, err error) {
 		api, f, _ := fakeaws.ParseFaultSpec(spec) // checked by Validate
 		s.aws.SetFault(api, f)
 	}
+	for _, spec := range o.Roles {
+		arn, ext, _ := parseRole(spec) // checked by Validate
+		s.aws.AddRole(arn, ext)
+	}
 	zones := s.aws.Options().Zones
 	regional := s.aws.AddFileSystem(fakeaws.FileSystem{Name: "efs-standin-regional"})
 	oneZone := s.aws.AddFileSystem(fakeaws.FileSystem{Name: "efs-standin-one-zone", AvailabilityZoneName: zones[0].Name})

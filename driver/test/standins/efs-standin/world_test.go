@@ -10,6 +10,7 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -36,10 +37,50 @@ func newWorld(t *testing.T, args ...string) *world {
 	t.Helper()
 	harness.RequireRoot(t)
 	w := &world{dir: t.TempDir()}
-	w.standin = standintest.Build(t, "efs-standin")
-	w.mountNFS4 = standintest.Build(t, "mount-nfs4-standin")
+	w.standin, w.mountNFS4 = binaries(t)
 	w.start(t, args...)
 	return w
+}
+
+// built holds the two programs, built once for the package's tests (TestMain removes them).
+var built struct {
+	sync.Mutex
+	dir, standin, mountNFS4 string
+}
+
+// binaries builds efs-standin and mount-nfs4-standin on first use and returns their paths.
+func binaries(t *testing.T) (standin, mountNFS4 string) {
+	t.Helper()
+	built.Lock()
+	defer built.Unlock()
+	if built.dir != "" {
+		return built.standin, built.mountNFS4
+	}
+	dir, err := os.MkdirTemp("", "efs-standin-bin-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := make([]string, 2)
+	for i, name := range []string{"efs-standin", "mount-nfs4-standin"} {
+		b, err := os.ReadFile(standintest.Build(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths[i] = filepath.Join(dir, name)
+		if err := os.WriteFile(paths[i], b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	built.dir, built.standin, built.mountNFS4 = dir, paths[0], paths[1]
+	return built.standin, built.mountNFS4
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
 
 // start runs efs-standin and waits for its ready file.

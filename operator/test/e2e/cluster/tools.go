@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 )
 
 // Tool is a command of a module served by the Go module proxy, built with that module's own go.mod and go.sum
@@ -22,6 +23,9 @@ type Tool struct {
 	Package string
 	// VersionVar is the package variable set to Version with -X, when the command has one.
 	VersionVar string
+	// Tags are build tags its release build sets (e.g. opm's containers_image_openpgp, without which
+	// containers/image needs gpgme through cgo).
+	Tags []string
 }
 
 // BuildTool returns the path of t's binary in toolsDir/<name>-<version>/, building it first when it is missing
@@ -57,7 +61,11 @@ func buildTool(ctx context.Context, t Tool, work, out string, log io.Writer) err
 	if t.VersionVar != "" {
 		ldflags += " -X " + t.VersionVar + "=" + t.Version
 	}
-	return goCmd(ctx, src, log, "build", "-trimpath", "-ldflags", ldflags, "-o", filepath.Join(out, t.Name), t.Package)
+	args := []string{"build", "-trimpath", "-ldflags", ldflags}
+	if len(t.Tags) > 0 {
+		args = append(args, "-tags", strings.Join(t.Tags, ","))
+	}
+	return goCmd(ctx, src, log, append(args, "-o", filepath.Join(out, t.Name), t.Package)...)
 }
 
 // copyTree copies the regular files and directories under from to to, writable (the module cache is read-only).

@@ -31,7 +31,7 @@ import (
 // as pods: the driver prints its version, mount.efs runs on a read-only root file system from the shipped
 // bytecode, the operator prints its version, the driver for the cluster has the stand-in only in place of
 // mount.nfs4, and a CA bundle mounted the way OpenShift's operators mount the trusted CA ConfigMap is the only
-// thing OpenSSL, Python's ssl, certifi (botocore) and Go's trust-store paths see.
+// thing OpenSSL, Python's ssl, certifi (botocore) and Go's crypto/x509 trust.
 func TestProjectImagesRun(t *testing.T) {
 	needHost(t)
 	imgs, err := ReadProjectImages(os.Getenv(ImagesDirEnv))
@@ -53,6 +53,11 @@ func TestProjectImagesRun(t *testing.T) {
 	version := imgs.ReleaseDriver.Reference[strings.LastIndex(imgs.ReleaseDriver.Reference, ":")+1:]
 	opVersion := imgs.Operator.Reference[strings.LastIndex(imgs.Operator.Reference, ":")+1:]
 	readOnly := &corev1.SecurityContext{ReadOnlyRootFilesystem: ptr(true)}
+	caMount := corev1.VolumeMount{Name: "ca", MountPath: "/etc/pki/ca-trust/extracted/pem", ReadOnly: true}
+	checkDir := t.TempDir()
+	if _, err := buildProgram(ctx, checkDir, harnessPackage+"/gotrust", "gotrust", testWriter{t}); err != nil {
+		t.Fatal(err)
+	}
 	caPEM := testCA(t)
 	if _, err := kube.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "trusted-ca-bundle"}, Data: map[string]string{"ca-bundle.crt": caPEM},
@@ -94,7 +99,7 @@ func TestProjectImagesRun(t *testing.T) {
 				Image: driver.Reference, SecurityContext: readOnly,
 				Command: []string{"python3", "-c", trustStoreScript},
 				// As library-go's InjectTrustedCAIntoContainers mounts the trusted CA bundle ConfigMap.
-				VolumeMounts: []corev1.VolumeMount{{Name: "ca", MountPath: "/etc/pki/ca-trust/extracted/pem", ReadOnly: true}},
+				VolumeMounts: []corev1.VolumeMount{caMount},
 			},
 			want: []string{
 				"ssl default CAs: ['aws-efs-csi cluster test CA']",
@@ -102,6 +107,14 @@ func TestProjectImagesRun(t *testing.T) {
 				"same /etc/pki/tls/cert.pem", "same /usr/lib/ssl/cert.pem", "same certifi", "same botocore",
 				"certificate files: ['ca-bundle.crt', 'ca-certificates.crt']",
 			},
+		}, {
+			// Go's crypto/x509, as the driver uses it, in the driver image's root.
+			container: corev1.Container{
+				Image: driver.Reference, SecurityContext: readOnly,
+				Command:      []string{"/check/gotrust", "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem"},
+				VolumeMounts: []corev1.VolumeMount{caMount, {Name: "check", MountPath: "/check", ReadOnly: true}},
+			},
+			want: []string{"go system roots are exactly /etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem: true"},
 		}},
 	}
 	if imgs.Driver.Reference != "" {
@@ -118,6 +131,8 @@ func TestProjectImagesRun(t *testing.T) {
 					LocalObjectReference: corev1.LocalObjectReference{Name: "trusted-ca-bundle"},
 					Items:                []corev1.KeyToPath{{Key: "ca-bundle.crt", Path: "tls-ca-bundle.pem"}},
 				}},
+			}, {
+				Name: "check", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: checkDir}},
 			}}},
 		}
 		for i, ch := range checks {

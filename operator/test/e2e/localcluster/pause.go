@@ -31,6 +31,15 @@ func buildPauseImage(ctx context.Context, dir string, log io.Writer) (string, er
 // buildProgramImage compiles a program of this repository (static) and writes an image holding only it, as its
 // entrypoint at path, to dir/<name>.tar, tagged ref.
 func buildProgramImage(ctx context.Context, dir, pkg, name, path, ref string, log io.Writer) (string, error) {
+	bin, err := buildProgram(ctx, dir, pkg, name, log)
+	if err != nil {
+		return "", err
+	}
+	return writeImage(bin, path, ref, filepath.Join(dir, name+".tar"))
+}
+
+// buildProgram compiles a program of this repository, static, to dir/name.
+func buildProgram(ctx context.Context, dir, pkg, name string, log io.Writer) (string, error) {
 	bin := filepath.Join(dir, name)
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -38,7 +47,7 @@ func buildProgramImage(ctx context.Context, dir, pkg, name, path, ref string, lo
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("go build %s: %w", pkg, err)
 	}
-	return writeImage(bin, path, ref, filepath.Join(dir, name+".tar"))
+	return bin, nil
 }
 
 // writeImage writes a one-binary image of bin (at path, its entrypoint) tagged ref as a docker archive to out.
