@@ -219,7 +219,7 @@ func (e *env) checkInstalledObjects(t *testing.T) {
 		t.Errorf("Deployment hostNetwork %v replicas %d priority %q", spec.HostNetwork, *d.Spec.Replicas, spec.PriorityClassName)
 	}
 	prov := findContainer(spec.Containers, "csi-provisioner")
-	for _, a := range []string{"--feature-gates=Topology=true", "--extra-create-metadata=true", "--timeout=5m", "--worker-threads=1",
+	for _, a := range []string{"--feature-gates=Topology=true", "--extra-create-metadata=true", "--timeout=5m", "--worker-threads=10",
 		"--leader-election-lease-duration=137s", "--leader-election-namespace=" + namespace, "--v=2"} {
 		if !slices.Contains(prov.Args, a) {
 			t.Errorf("provisioner args %v lack %s", prov.Args, a)

@@ -35,8 +35,9 @@ type standInReady struct {
 }
 
 // startEFSStandIn builds and starts efs-standin in a directory of the test and waits for its ready document; it is
-// stopped (SIGTERM: it takes off its mounts and stops stunnel) at the end of the test, after the cluster.
-func startEFSStandIn(t *testing.T) *standInReady {
+// stopped (SIGTERM: it takes off its mounts and stops stunnel) at the end of the test, after the cluster. args are
+// added to its command line (e.g. --aws-latency 20ms for the storm benchmark).
+func startEFSStandIn(t *testing.T, args ...string) *standInReady {
 	t.Helper()
 	ctx := t.Context()
 	dir := t.TempDir()
@@ -56,7 +57,7 @@ func startEFSStandIn(t *testing.T) *standInReady {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--dir", filepath.Join(dir, "work"), "--ready-file", ready, "--region", region)
+	cmd := exec.Command(bin, append([]string{"--dir", filepath.Join(dir, "work"), "--ready-file", ready, "--region", region}, args...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
