@@ -52,6 +52,9 @@ type Options struct {
 	MountStandIn string
 	// MountStandInEnv are environment entries the test layer's image adds (what the stand-in needs to know).
 	MountStandInEnv []string
+	// Versions, when set, replace the version of a module's stamp (module → vX.Y.Z): a second build of the same
+	// tree as the next release, for upgrade tests. Its binaries go to OutDir/.bin instead of _output/bin.
+	Versions map[string]string
 	// Log receives progress lines.
 	Log io.Writer
 }
@@ -101,6 +104,12 @@ func Build(ctx context.Context, opts Options) (Manifest, error) {
 		}
 	}
 	binDir := filepath.Join(opts.Root, "_output", "bin")
+	for module, version := range opts.Versions {
+		st := stamps[module]
+		st.Version = version
+		stamps[module] = st
+		binDir = filepath.Join(opts.OutDir, ".bin")
+	}
 	if _, err := gobuild.Build(ctx, gobuild.Options{
 		Root: opts.Root, OutDir: binDir, Programs: gobuild.Programs(), Platforms: []platform.Platform{Platform},
 		Stamps: stamps, Jobs: 1, Progress: log,

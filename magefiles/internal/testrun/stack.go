@@ -7,10 +7,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+
+	"github.com/blang/semver/v4"
 
 	"github.com/openshift/aws-efs-csi/magefiles/internal/bundle"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/catalog"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/clusterimages"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/stamp"
+	"github.com/openshift/aws-efs-csi/magefiles/internal/standinroot"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/sysdeps"
 )
 
@@ -59,7 +64,80 @@ func PrepareStack(ctx context.Context, root string, getenv func(string) string, 
 	if err := prepareStack(ctx, root, env, out); err != nil {
 		return nil, err
 	}
-	return env, nil
+	next, err := prepareNext(ctx, root, getenv, out)
+	if err != nil {
+		return nil, err
+	}
+	return append(env, nextImagesDirEnv+"="+next), nil
+}
+
+// nextImagesDirEnv names the project's images built as the next release (prepareNext).
+const nextImagesDirEnv = "AWS_EFS_CSI_CLUSTER_IMAGES_NEXT"
+
+// prepareNext makes release N+1 for the OLM upgrade test: the same tree built again with the patch version of the
+// operator and the driver raised (clusterimages.Options.Versions) into NextImagesDir, its stack images and pins in
+// StackDir/next, its bundle, and the catalog of N (StackDir/catalog) with N+1 added, in StackDir/next/catalog, as a
+// release engineer adds the next bundle with CATALOG_DIR. It returns the images' directory.
+func prepareNext(ctx context.Context, root string, getenv func(string) string, out io.Writer) (string, error) {
+	versions := map[string]string{}
+	for _, module := range []string{"operator", "driver"} {
+		st, err := stamp.Resolve(ctx, root, module)
+		if err != nil {
+			return "", err
+		}
+		v, err := semver.Parse(strings.TrimPrefix(st.Version, "v"))
+		if err != nil {
+			return "", fmt.Errorf("%s version %q: %w", module, st.Version, err)
+		}
+		v.Patch++
+		v.Pre, v.Build = nil, nil
+		versions[module] = "v" + v.String()
+	}
+	tools, err := standinroot.ToolsDir(getenv)
+	if err != nil {
+		return "", err
+	}
+	images := clusterimages.Dir(root) + "-next"
+	opts := clusterimages.Options{Root: root, OutDir: images, ToolsDir: tools, MountStandIn: clusterimages.MountStandInPackage, Versions: versions, Log: out}
+	if err := os.MkdirAll(images, 0o755); err != nil {
+		return "", err
+	}
+	if _, err := clusterimages.Build(ctx, opts); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(StackDir(root), "next")
+	cmd := exec.CommandContext(ctx, "go", "run", stackImagesCmd, "--dir", dir)
+	cmd.Dir = filepath.Join(root, clusterSuiteDir)
+	cmd.Env = append(os.Environ(), clusterimages.ImagesDirEnv+"="+images)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("writing the next release's stack images: %w", err)
+	}
+	bundleEnv := map[string]string{bundle.EnvImages: filepath.Join(dir, "pins.txt"), bundle.EnvRequireDigests: "true", "REGISTRY": ""}
+	bopts, err := bundle.OptionsFromEnv(ctx, root, func(k string) string {
+		if v, ok := bundleEnv[k]; ok {
+			return v
+		}
+		return os.Getenv(k)
+	})
+	if err != nil {
+		return "", err
+	}
+	bopts.Stamp.Version = versions["operator"]
+	bopts.OutDir, bopts.ImageOutDir, bopts.Progress = filepath.Join(dir, "bundle"), filepath.Join(dir, "bundle-image"), out
+	res, err := bundle.Run(ctx, bopts)
+	if err != nil {
+		return "", err
+	}
+	if err := os.CopyFS(filepath.Join(dir, "catalog"), os.DirFS(filepath.Join(StackDir(root), "catalog"))); err != nil {
+		return "", err
+	}
+	_, err = catalog.Run(ctx, catalog.Options{
+		BundleDir: bopts.OutDir, BundleImage: stackBundleRepository + "@" + res.Image.Digest.String(),
+		PackageFile: filepath.Join(root, "operator", "manifests", bundle.PackageFile), Dir: filepath.Join(dir, "catalog"),
+		Progress: out,
+	})
+	return images, err
 }
 
 // StackNeeds is what preparing and running the stack suite needs from the system.

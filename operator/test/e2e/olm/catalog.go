@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
@@ -38,6 +39,42 @@ const registryPort = 50051
 // ClusterIP the CatalogSource names in spec.address (the cluster has no DNS; OLM dials the address as given).
 // It waits until OLM reports the catalog's connection READY.
 func ServeCatalog(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, name, dir string) error {
+	address, err := serveRegistry(ctx, kube, name, dir)
+	if err != nil {
+		return err
+	}
+	cs := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+		"metadata": map[string]any{"name": name, "namespace": Namespace},
+		"spec": map[string]any{
+			"sourceType": "grpc", "address": address,
+			"displayName": name, "publisher": "aws-efs-csi e2e",
+		},
+	}}
+	if _, err := dyn.Resource(CatalogSources).Namespace(Namespace).Create(ctx, cs, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	return waitCatalogReady(ctx, dyn, name, address)
+}
+
+// PublishCatalog publishes a new content of the CatalogSource name, the catalog in dir: served by a new registry
+// (named registry) whose address replaces the CatalogSource's, as a catalog image's new digest would be rolled
+// out. It waits until OLM reports the new connection READY.
+func PublishCatalog(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, name, registry, dir string) error {
+	address, err := serveRegistry(ctx, kube, registry, dir)
+	if err != nil {
+		return err
+	}
+	patch := []byte(fmt.Sprintf(`{"spec":{"address":%q}}`, address))
+	if _, err := dyn.Resource(CatalogSources).Namespace(Namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return err
+	}
+	return waitCatalogReady(ctx, dyn, name, address)
+}
+
+// serveRegistry runs `opm serve` of the catalog in dir as the pod and Service name in Namespace and returns the
+// Service's address.
+func serveRegistry(ctx context.Context, kube kubernetes.Interface, name, dir string) (string, error) {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name + "-configs", Namespace: Namespace}, Data: map[string]string{}}
 	var items []corev1.KeyToPath
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -58,13 +95,13 @@ func ServeCatalog(ctx context.Context, kube kubernetes.Interface, dyn dynamic.In
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("reading the catalog %s: %w", dir, err)
+		return "", fmt.Errorf("reading the catalog %s: %w", dir, err)
 	}
 	if len(items) == 0 {
-		return fmt.Errorf("catalog directory %s has no files", dir)
+		return "", fmt.Errorf("catalog directory %s has no files", dir)
 	}
 	if _, err := kube.CoreV1().ConfigMaps(Namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-		return err
+		return "", err
 	}
 	labels := map[string]string{"olm-catalog": name}
 	grpc := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: registryPort}}, PeriodSeconds: 2}
@@ -91,7 +128,7 @@ func ServeCatalog(ctx context.Context, kube kubernetes.Interface, dyn dynamic.In
 		},
 	}
 	if _, err := kube.CoreV1().Pods(Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		return err
+		return "", err
 	}
 	svc, err := kube.CoreV1().Services(Namespace).Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: Namespace},
@@ -99,30 +136,25 @@ func ServeCatalog(ctx context.Context, kube kubernetes.Interface, dyn dynamic.In
 			{Name: "grpc", Port: registryPort, TargetPort: intstr.FromInt32(registryPort)}}},
 	}, metav1.CreateOptions{})
 	if err != nil {
-		return err
+		return "", err
 	}
-	cs := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-		"metadata": map[string]any{"name": name, "namespace": Namespace},
-		"spec": map[string]any{
-			"sourceType": "grpc", "address": fmt.Sprintf("%s:%d", svc.Spec.ClusterIP, registryPort),
-			"displayName": name, "publisher": "aws-efs-csi e2e",
-		},
-	}}
-	if _, err := dyn.Resource(CatalogSources).Namespace(Namespace).Create(ctx, cs, metav1.CreateOptions{}); err != nil {
-		return err
-	}
+	return fmt.Sprintf("%s:%d", svc.Spec.ClusterIP, registryPort), nil
+}
+
+// waitCatalogReady waits until OLM reports the CatalogSource name connected READY to address.
+func waitCatalogReady(ctx context.Context, dyn dynamic.Interface, name, address string) error {
 	var state string
-	err = wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		u, err := dyn.Resource(CatalogSources).Namespace(Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
 		state, _, _ = unstructured.NestedString(u.Object, "status", "connectionState", "lastObservedState")
-		return state == "READY", nil
+		at, _, _ := unstructured.NestedString(u.Object, "status", "connectionState", "address")
+		return state == "READY" && at == address, nil
 	})
 	if err != nil {
-		return fmt.Errorf("CatalogSource %s/%s not READY (last state %q): %w", Namespace, name, state, err)
+		return fmt.Errorf("CatalogSource %s/%s not READY at %s (last state %q): %w", Namespace, name, address, state, err)
 	}
 	return nil
 }
