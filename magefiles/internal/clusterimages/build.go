@@ -35,6 +35,13 @@ const ManifestFile = "images.json"
 // MountStandInPackage is the mount.nfs4 stand-in program (written with the EFS stand-in, driver/test/standins).
 const MountStandInPackage = "github.com/openshift/aws-efs-csi/driver/test/standins/mount-nfs4-standin"
 
+// MountStandInEnv is the environment the driver image for the cluster needs with MountStandInPackage: efs-utils
+// reads the NFS mount table that the stand-in's backend keeps (driver/test/standins/README.md) instead of
+// /proc/mounts, where a bind mount does not show as nfs4, for mount.efs's "already mounted" and the watchdog's relay
+// supervision. The table is on the node pod's hostPath /var/run/efs, so that it outlives a node plugin restart as
+// kernel mounts do; in the controller's container the path is in its own root file system.
+var MountStandInEnv = []string{"EFS_UTILS_PROC_MOUNTS=/var/run/efs/standin-nfs4-mounts"}
+
 // Dir is where the images of the repository at root go.
 func Dir(root string) string { return filepath.Join(root, "_output", "cluster-images") }
 

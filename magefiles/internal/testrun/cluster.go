@@ -62,7 +62,7 @@ func ClusterImages(ctx context.Context, root string, getenv func(string) string,
 	opts := clusterimages.Options{Root: root, OutDir: clusterimages.Dir(root), ToolsDir: tools, Log: out}
 	rel := strings.TrimPrefix(clusterimages.MountStandInPackage, "github.com/openshift/aws-efs-csi/")
 	if _, err := os.Stat(filepath.Join(root, rel)); err == nil {
-		opts.MountStandIn = clusterimages.MountStandInPackage
+		opts.MountStandIn, opts.MountStandInEnv = clusterimages.MountStandInPackage, clusterimages.MountStandInEnv
 	}
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
 		return "", err

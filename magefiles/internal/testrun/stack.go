@@ -98,7 +98,8 @@ func prepareNext(ctx context.Context, root string, getenv func(string) string, o
 		return "", err
 	}
 	images := clusterimages.Dir(root) + "-next"
-	opts := clusterimages.Options{Root: root, OutDir: images, ToolsDir: tools, MountStandIn: clusterimages.MountStandInPackage, Versions: versions, Log: out}
+	opts := clusterimages.Options{Root: root, OutDir: images, ToolsDir: tools, MountStandIn: clusterimages.MountStandInPackage,
+		MountStandInEnv: clusterimages.MountStandInEnv, Versions: versions, Log: out}
 	if err := os.MkdirAll(images, 0o755); err != nil {
 		return "", err
 	}

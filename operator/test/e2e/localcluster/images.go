@@ -147,6 +147,12 @@ func (c *Cluster) LoadProjectImages(ctx context.Context, dir string, log io.Writ
 	return imgs, nil
 }
 
+// LoadProjectImage imports one of the project's images (as LoadProjectImages does each), e.g. only the driver of
+// another build.
+func (c *Cluster) LoadProjectImage(ctx context.Context, img ProjectImage) error {
+	return importLayout(ctx, c.state.ContainerdSocket, img)
+}
+
 // importLayout streams img's OCI layout to ctr as an OCI archive whose index.json lists only the image index,
 // annotated with the name containerd gives it.
 func importLayout(ctx context.Context, socket string, img ProjectImage) error {

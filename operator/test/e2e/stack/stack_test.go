@@ -212,6 +212,8 @@ func TestOperatorInstallsTheDriver(t *testing.T) {
 	t.Run("shared volume", func(t *testing.T) {
 		s.sharedVolumeBound(t)
 	})
+	t.Run("node plugin restart", s.nodePluginRestart)
+	t.Run("driver image roll", s.driverImageRoll)
 	if !t.Run("removed then managed", func(t *testing.T) {
 		s.setManagementState(t, opv1.Removed)
 		eventually(t, 2*time.Minute, "driver workloads and pods gone in Removed", s.driverGone)
