@@ -82,7 +82,7 @@ func (s *stack) nodePluginRestart(t *testing.T) {
 		}
 		return errors.New("no csi-driver container status")
 	})
-	s.relayAdopted(t, r, newID)
+	s.relayAdopted(t, r, pod, newID)
 	s.stillWrites(t, app)
 	s.unpublished(t, app, r, newID)
 }
@@ -116,6 +116,7 @@ func (s *stack) driverImageRoll(t *testing.T) {
 	app := s.startWriter(t, "roll-writer", "node-restart")
 	r := s.relayOf(t, app)
 	oldPod, _ := s.nodeContainer(t)
+	start = time.Now()
 	oldDriver := s.setOperatorEnv(t, "DRIVER_IMAGE", nextDriver)
 	if oldDriver == nextDriver {
 		t.Fatalf("the next driver image %s is the one installed", nextDriver)
@@ -141,10 +142,14 @@ func (s *stack) driverImageRoll(t *testing.T) {
 	s.waitDaemonSet(t, nodeName, 5*time.Minute)
 	s.waitDeployment(t, controllerName, 5*time.Minute)
 	newPod, newID := s.nodeContainer(t)
-	if newPod == oldPod {
-		t.Fatalf("node pod %s was not replaced", newPod)
+	np, err := s.kube.CoreV1().Pods(namespace).Get(ctx, newPod, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("driver rolled to the next image in %s: node pod %s replaced %s", time.Since(start).Round(time.Second), newPod, oldPod)
+	if newPod == oldPod || containerImage(np.Spec, "csi-driver") != nextDriver {
+		t.Fatalf("node pod %s (was %s) runs csi-driver %s; want a new pod on %s", newPod, oldPod, containerImage(np.Spec, "csi-driver"), nextDriver)
+	}
+	t.Logf("driver rolled to the next image %s after the operator's change: node pod %s replaced %s", time.Since(start).Round(time.Second), newPod, oldPod)
 
 	p, err := s.kube.CoreV1().Pods("default").Get(ctx, app.Name, metav1.GetOptions{})
 	if err != nil {
@@ -153,7 +158,7 @@ func (s *stack) driverImageRoll(t *testing.T) {
 	if p.UID != app.UID || p.Status.Phase != corev1.PodRunning || len(p.Status.ContainerStatuses) != 1 || p.Status.ContainerStatuses[0].RestartCount != 0 {
 		t.Fatalf("application pod after the roll: UID %s (was %s), phase %s, statuses %+v; want the same pod running, never restarted", p.UID, app.UID, p.Status.Phase, p.Status.ContainerStatuses)
 	}
-	s.relayAdopted(t, r, newID)
+	s.relayAdopted(t, r, newPod, newID)
 	s.stillWrites(t, app)
 	s.unpublished(t, app, r, newID)
 }
@@ -376,10 +381,18 @@ func (s *stack) relayOf(t *testing.T, w writer) relay {
 	return r
 }
 
-// relayAdopted waits until the node plugin container id runs the relay of r again: a stunnel in that container
-// whose PID the state file records, listening on the same port and answering through to the mount target.
-func (s *stack) relayAdopted(t *testing.T, r relay, id string) {
+// relayAdopted waits until the node plugin container id of pod runs the relay of r again: a stunnel in that
+// container whose PID the state file records, listening on the same port and answering through to the mount
+// target. It logs what the container's watchdog logged about it.
+func (s *stack) relayAdopted(t *testing.T, r relay, pod, id string) {
 	t.Helper()
+	start := time.Now()
+	defer func() {
+		if !t.Failed() {
+			t.Logf("relay of %s adopted in container %s after %s; its watchdog logged:\n%s", filepath.Base(r.state), id,
+				time.Since(start).Round(100*time.Millisecond), s.watchdogLog(t, pod, filepath.Base(r.state)))
+		}
+	}()
 	eventually(t, 2*time.Minute, "relay adopted by the new container's watchdog", func(context.Context) error {
 		// (the PID may be the old one again: a new PID namespace numbers the same start-up alike)
 		st := readState(t, r.state)
@@ -392,6 +405,28 @@ func (s *stack) relayAdopted(t *testing.T, r relay, id string) {
 		}
 		return probeRelay(r.port)
 	})
+}
+
+// watchdogLog returns the lines of the node pod's efs-utils watchdog log (its emptyDir log-dir, on the host) that
+// name the state file name.
+func (s *stack) watchdogLog(t *testing.T, pod, name string) string {
+	t.Helper()
+	p, err := s.kube.CoreV1().Pods(namespace).Get(t.Context(), pod, metav1.GetOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	path := filepath.Join("/var/lib/kubelet/pods", string(p.UID), "volumes/kubernetes.io~empty-dir/log-dir/mount-watchdog.log")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, name) {
+			out = append(out, "  "+line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // unpublished deletes the application pod and checks that the node plugin (container id) unpublished its volume:
@@ -430,6 +465,12 @@ func (s *stack) unpublished(t *testing.T, w writer, r relay, id string) {
 		return nil
 	})
 	// efs-utils: 5 polls without the mount, then unmount_grace_period_sec (30 s) before the relay stops
+	start := time.Now()
+	defer func() {
+		if !t.Failed() {
+			t.Logf("relay of %s stopped and its state removed %s after the pod", filepath.Base(r.state), time.Since(start).Round(time.Second))
+		}
+	}()
 	eventually(t, 2*time.Minute, "relay stopped and its state removed", func(context.Context) error {
 		if _, err := os.Stat(r.state); !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("state file %s still there (%v)", r.state, err)
