@@ -84,7 +84,7 @@ func (s *stack) nodePluginRestart(t *testing.T) {
 	})
 	s.relayAdopted(t, r, pod, newID)
 	s.stillWrites(t, app)
-	s.unpublished(t, app, r, newID)
+	s.unpublished(t, app, r, pod, newID)
 }
 
 // driverImageRoll rolls the driver to another build outside OLM, as an administrator does by changing the
@@ -160,7 +160,7 @@ func (s *stack) driverImageRoll(t *testing.T) {
 	}
 	s.relayAdopted(t, r, newPod, newID)
 	s.stillWrites(t, app)
-	s.unpublished(t, app, r, newID)
+	s.unpublished(t, app, r, newPod, newID)
 }
 
 // mountTableWritable checks that the stand-in's mount table is where the backend can keep it in both driver
@@ -429,10 +429,10 @@ func (s *stack) watchdogLog(t *testing.T, pod, name string) string {
 	return strings.Join(out, "\n")
 }
 
-// unpublished deletes the application pod and checks that the node plugin (container id) unpublished its volume:
-// the pod is gone, its mount point is no mount on the host, the stand-in's mount table no longer lists it, and the
-// watchdog stopped the relay and removed its state after the unmount grace period.
-func (s *stack) unpublished(t *testing.T, w writer, r relay, id string) {
+// unpublished deletes the application pod and checks that the node plugin (container id of pod) unpublished its
+// volume: the pod is gone, its mount point is no mount on the host, the stand-in's mount table no longer lists it,
+// and the watchdog stopped the relay and removed its state after the unmount grace period.
+func (s *stack) unpublished(t *testing.T, w writer, r relay, pod, id string) {
 	t.Helper()
 	pid, _ := readState(t, r.state)["pid"].(float64)
 	if err := s.kube.CoreV1().Pods("default").Delete(t.Context(), w.Name, metav1.DeleteOptions{}); err != nil {
@@ -468,7 +468,8 @@ func (s *stack) unpublished(t *testing.T, w writer, r relay, id string) {
 	start := time.Now()
 	defer func() {
 		if !t.Failed() {
-			t.Logf("relay of %s stopped and its state removed %s after the pod", filepath.Base(r.state), time.Since(start).Round(time.Second))
+			t.Logf("relay of %s stopped and its state removed %s after the pod; the watchdog logged:\n%s", filepath.Base(r.state),
+				time.Since(start).Round(time.Second), s.watchdogLog(t, pod, filepath.Base(r.state)))
 		}
 	}()
 	eventually(t, 2*time.Minute, "relay stopped and its state removed", func(context.Context) error {
