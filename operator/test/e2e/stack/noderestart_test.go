@@ -84,7 +84,8 @@ func (s *stack) nodePluginRestart(t *testing.T) {
 	})
 	s.relayAdopted(t, r, pod, newID)
 	s.stillWrites(t, app)
-	s.unpublished(t, app, r, pod, newID)
+	relayPID := s.unpublished(t, app, r)
+	s.relayCleanedUp(t, r, relayPID, pod, newID)
 }
 
 // driverImageRoll rolls the driver to another build outside OLM, as an administrator does by changing the
@@ -160,7 +161,9 @@ func (s *stack) driverImageRoll(t *testing.T) {
 	}
 	s.relayAdopted(t, r, newPod, newID)
 	s.stillWrites(t, app)
-	s.unpublished(t, app, r, newPod, newID)
+	// The new plugin unpublishes; the watchdog's minute-long cleanup of the relay after that is the restart
+	// scenario's (the same code on the same image layout), not waited for again here.
+	s.unpublished(t, app, r)
 }
 
 // mountTableWritable checks that the stand-in's mount table is where the backend can keep it in both driver
@@ -429,10 +432,10 @@ func (s *stack) watchdogLog(t *testing.T, pod, name string) string {
 	return strings.Join(out, "\n")
 }
 
-// unpublished deletes the application pod and checks that the node plugin (container id of pod) unpublished its
-// volume: the pod is gone, its mount point is no mount on the host, the stand-in's mount table no longer lists it,
-// and the watchdog stopped the relay and removed its state after the unmount grace period.
-func (s *stack) unpublished(t *testing.T, w writer, r relay, pod, id string) {
+// unpublished deletes the application pod and checks that the node plugin unpublished its volume: the pod is
+// gone, its mount point is no mount on the host and the stand-in's mount table no longer lists it. It returns the
+// relay's pid as the state file named it before, for relayCleanedUp.
+func (s *stack) unpublished(t *testing.T, w writer, r relay) float64 {
 	t.Helper()
 	pid, _ := readState(t, r.state)["pid"].(float64)
 	if err := s.kube.CoreV1().Pods("default").Delete(t.Context(), w.Name, metav1.DeleteOptions{}); err != nil {
@@ -464,7 +467,15 @@ func (s *stack) unpublished(t *testing.T, w writer, r relay, pod, id string) {
 		}
 		return nil
 	})
-	// efs-utils: 5 polls without the mount, then unmount_grace_period_sec (30 s) before the relay stops
+	return pid
+}
+
+// relayCleanedUp waits until the watchdog of the node container id has stopped the relay of a volume unpublished
+// by unpublished and removed its state: efs-utils counts a missing mount only after 5 polls, then waits
+// unmount_grace_period_sec (30 s) before the relay stops, so this takes about a minute. pid is the relay's pid
+// that unpublished returned.
+func (s *stack) relayCleanedUp(t *testing.T, r relay, pid float64, pod, id string) {
+	t.Helper()
 	start := time.Now()
 	defer func() {
 		if !t.Failed() {
