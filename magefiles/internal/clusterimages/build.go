@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -35,6 +36,16 @@ const ManifestFile = "images.json"
 // MountStandInPackage is the mount.nfs4 stand-in program (written with the EFS stand-in, driver/test/standins).
 const MountStandInPackage = "github.com/openshift/aws-efs-csi/driver/test/standins/mount-nfs4-standin"
 
+// EFSStandInPackage is the EFS stand-in (fakeaws, mount targets behind stunnel, the NFS server stand-in); its
+// --init-ca makes the test CA that signs its mount targets' certificates.
+const EFSStandInPackage = "github.com/openshift/aws-efs-csi/driver/test/standins/efs-standin"
+
+// TestCADirEnv names the test CA directory (Options.TestCADir) for the suites that start efs-standin.
+const TestCADirEnv = "AWS_EFS_CSI_TEST_CA_DIR"
+
+// TestCADir is the test CA directory of the repository at root, shared by its builds of this release and the next.
+func TestCADir(root string) string { return filepath.Join(root, "_output", "cluster-test-ca") }
+
 // MountStandInEnv is the environment the driver image for the cluster needs with MountStandInPackage: efs-utils
 // reads the NFS mount table that the stand-in's backend keeps (driver/test/standins/README.md) instead of
 // /proc/mounts, where a bind mount does not show as nfs4, for mount.efs's "already mounted" and the watchdog's relay
@@ -59,6 +70,10 @@ type Options struct {
 	MountStandIn string
 	// MountStandInEnv are environment entries the test layer's image adds (what the stand-in needs to know).
 	MountStandInEnv []string
+	// TestCADir, with MountStandIn, is the directory of efs-standin's test CA: made there with
+	// `efs-standin --init-ca` when missing, reused otherwise; its certificate replaces the image's efs-utils.crt.
+	// efs-standin must run with the same --ca-dir, and builds of the same tree as another release share it.
+	TestCADir string
 	// Versions, when set, replace the version of a module's stamp (module → vX.Y.Z): a second build of the same
 	// tree as the next release, for upgrade tests. Its binaries go to OutDir/.bin instead of _output/bin.
 	Versions map[string]string
@@ -179,6 +194,13 @@ func driverForCluster(ctx context.Context, opts Options, driver imagebuild.Resul
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return Image{}, fmt.Errorf("go build %s: %w\n%s", opts.MountStandIn, err, out)
 	}
+	tl := TestLayer{MountStandIn: bin, Env: opts.MountStandInEnv}
+	if opts.TestCADir != "" {
+		if tl.CAFile, err = initTestCA(ctx, goBin, opts); err != nil {
+			return Image{}, err
+		}
+		fmt.Fprintf(log, "clusterimages: test CA %s\n", tl.CAFile)
+	}
 	idx, err := layout.ImageIndexFromPath(driver.Layout)
 	if err != nil {
 		return Image{}, err
@@ -192,7 +214,7 @@ func driverForCluster(ctx context.Context, opts Options, driver imagebuild.Resul
 		return Image{}, err
 	}
 	cache := layer.NewCache(layer.Options{MTime: mtime, CacheDir: filepath.Join(opts.OutDir, ".cache", "layers")})
-	img, err = WithMountStandIn(img, bin, opts.MountStandInEnv, cache, mtime)
+	img, err = WithTestLayer(img, tl, cache, mtime)
 	if err != nil {
 		return Image{}, fmt.Errorf("%s: %w", DriverForCluster, err)
 	}
@@ -219,6 +241,28 @@ func driverForCluster(ctx context.Context, opts Options, driver imagebuild.Resul
 	}
 	fmt.Fprintf(log, "clusterimages: %s: %s plus the mount.nfs4 stand-in layer, index %s\n", DriverForCluster, driver.Name, digest)
 	return Image{Name: DriverForCluster, Layout: DriverForCluster, Tag: driver.Tag, Digest: digest.String()}, nil
+}
+
+// initTestCA runs `efs-standin --init-ca` (built for this host) on opts.TestCADir and returns the path of the CA
+// certificate it prints.
+func initTestCA(ctx context.Context, goBin string, opts Options) (string, error) {
+	bin := filepath.Join(opts.OutDir, ".standins", "efs-standin")
+	build := exec.CommandContext(ctx, goBin, "build", "-o", bin, EFSStandInPackage)
+	build.Dir = opts.Root
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %w\n%s", EFSStandInPackage, err, out)
+	}
+	if err := os.MkdirAll(opts.TestCADir, 0o700); err != nil {
+		return "", err
+	}
+	var stderr strings.Builder
+	cmd := exec.CommandContext(ctx, bin, "--init-ca", "--ca-dir", opts.TestCADir)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("efs-standin --init-ca --ca-dir %s: %w\n%s", opts.TestCADir, err, stderr.String())
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 func writeManifest(dir string, m Manifest) error {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +85,11 @@ func debianLikeBase(t *testing.T, withNFS bool) v1.Image {
 	add(&tar.Header{Name: "usr/", Typeflag: tar.TypeDir, Mode: 0o755}, "")
 	add(&tar.Header{Name: "usr/sbin/", Typeflag: tar.TypeDir, Mode: 0o755}, "")
 	add(&tar.Header{Name: "sbin", Typeflag: tar.TypeSymlink, Linkname: "usr/sbin"}, "")
+	add(&tar.Header{Name: "usr/share/", Typeflag: tar.TypeDir, Mode: 0o755}, "")
+	add(&tar.Header{Name: "usr/share/aws-efs-csi-driver/", Typeflag: tar.TypeDir, Mode: 0o755}, "")
+	add(&tar.Header{Name: "usr/share/aws-efs-csi-driver/efs-static-files/", Typeflag: tar.TypeDir, Mode: 0o755}, "")
+	add(&tar.Header{Name: "usr/share/aws-efs-csi-driver/efs-static-files/efs-utils.crt", Typeflag: tar.TypeReg, Mode: 0o644}, "Amazon roots")
+	add(&tar.Header{Name: "usr/share/aws-efs-csi-driver/efs-static-files/efs-utils.conf", Typeflag: tar.TypeReg, Mode: 0o644}, "conf")
 	if withNFS {
 		add(&tar.Header{Name: "usr/sbin/mount.nfs", Typeflag: tar.TypeReg, Mode: 0o4755}, "real mount.nfs")
 		add(&tar.Header{Name: "usr/sbin/mount.nfs4", Typeflag: tar.TypeSymlink, Linkname: "mount.nfs"}, "")
@@ -114,15 +120,19 @@ func debianLikeBase(t *testing.T, withNFS bool) v1.Image {
 	return img
 }
 
-func TestWithMountStandInAddsOneLayerReplacingOnlyMountNFS4(t *testing.T) {
+func TestWithTestLayerAddsOneLayerReplacingOnlyMountNFS4AndTheCA(t *testing.T) {
 	base := debianLikeBase(t, true)
-	standIn := filepath.Join(t.TempDir(), "standin")
-	if err := os.WriteFile(standIn, []byte("#!stand-in\n"), 0o755); err != nil {
+	tl := TestLayer{MountStandIn: filepath.Join(t.TempDir(), "standin"), CAFile: filepath.Join(t.TempDir(), "ca.pem"),
+		Env: []string{"EFS_STANDIN_TABLE=/run/efs-standin/mounts", "PATH=/x"}}
+	if err := os.WriteFile(tl.MountStandIn, []byte("#!stand-in\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tl.CAFile, []byte("test CA\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	mtime := time.Unix(1767225600, 0).UTC()
 	cache := layer.NewCache(layer.Options{MTime: mtime, CacheDir: t.TempDir()})
-	img, err := WithMountStandIn(base, standIn, []string{"EFS_STANDIN_TABLE=/run/efs-standin/mounts", "PATH=/x"}, cache, mtime)
+	img, err := WithTestLayer(base, tl, cache, mtime)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,15 +154,21 @@ func TestWithMountStandInAddsOneLayerReplacingOnlyMountNFS4(t *testing.T) {
 			t.Fatal(err)
 		}
 		names = append(names, h.Name)
-		if h.Name == "usr/sbin/mount.nfs4" {
-			body, _ := io.ReadAll(tr)
+		body, _ := io.ReadAll(tr)
+		switch h.Name {
+		case "usr/sbin/mount.nfs4":
 			if string(body) != "#!stand-in\n" || h.Mode&0o7777 != 0o755 || h.Typeflag != tar.TypeReg {
 				t.Errorf("mount.nfs4 entry: type %c mode %o body %q; want the stand-in, a 0755 file", h.Typeflag, h.Mode, body)
 			}
+		case "usr/share/aws-efs-csi-driver/efs-static-files/efs-utils.crt":
+			if string(body) != "test CA\n" || h.Mode&0o7777 != 0o644 || h.Typeflag != tar.TypeReg {
+				t.Errorf("efs-utils.crt entry: type %c mode %o body %q; want the test CA, a 0644 file", h.Typeflag, h.Mode, body)
+			}
 		}
 	}
-	if !reflect.DeepEqual(names, []string{"usr/sbin/mount.nfs4"}) {
-		t.Errorf("the test layer holds %v; want only usr/sbin/mount.nfs4 (where /sbin leads)", names)
+	slices.Sort(names)
+	if want := []string{"usr/sbin/mount.nfs4", "usr/share/aws-efs-csi-driver/efs-static-files/efs-utils.crt"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("the test layer holds %v; want only %v (mount.nfs4 where /sbin leads)", names, want)
 	}
 	// The merged file system: the link /sbin and mount.nfs are untouched.
 	files := map[string]*tar.Header{}
@@ -176,6 +192,9 @@ func TestWithMountStandInAddsOneLayerReplacingOnlyMountNFS4(t *testing.T) {
 	if h := files["usr/sbin/umount.nfs4"]; h == nil || h.Typeflag != tar.TypeSymlink {
 		t.Error("usr/sbin/umount.nfs4 was touched")
 	}
+	if h := files["usr/share/aws-efs-csi-driver/efs-static-files/efs-utils.conf"]; h == nil || h.Typeflag != tar.TypeReg {
+		t.Error("the static efs-utils.conf was touched")
+	}
 	cf, _ := img.ConfigFile()
 	baseCF, _ := base.ConfigFile()
 	if want := []string{"PATH=/x", "EFS_STANDIN_TABLE=/run/efs-standin/mounts"}; !reflect.DeepEqual(cf.Config.Env, want) {
@@ -188,7 +207,7 @@ func TestWithMountStandInAddsOneLayerReplacingOnlyMountNFS4(t *testing.T) {
 		t.Errorf("history of the layer %q; want it to name the stand-in", got)
 	}
 	// Reproducible: the same inputs give the same image.
-	again, err := WithMountStandIn(base, standIn, []string{"EFS_STANDIN_TABLE=/run/efs-standin/mounts", "PATH=/x"}, layer.NewCache(layer.Options{MTime: mtime, CacheDir: t.TempDir()}), mtime)
+	again, err := WithTestLayer(base, tl, layer.NewCache(layer.Options{MTime: mtime, CacheDir: t.TempDir()}), mtime)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,14 +218,53 @@ func TestWithMountStandInAddsOneLayerReplacingOnlyMountNFS4(t *testing.T) {
 	}
 }
 
-func TestWithMountStandInRefusesABaseWithoutMountNFS4(t *testing.T) {
+func TestWithTestLayerRefusesABaseWithoutMountNFS4(t *testing.T) {
 	standIn := filepath.Join(t.TempDir(), "standin")
 	if err := os.WriteFile(standIn, []byte("x"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	mtime := time.Unix(1767225600, 0)
-	_, err := WithMountStandIn(debianLikeBase(t, false), standIn, nil, layer.NewCache(layer.Options{MTime: mtime, CacheDir: t.TempDir()}), mtime)
+	_, err := WithTestLayer(debianLikeBase(t, false), TestLayer{MountStandIn: standIn}, layer.NewCache(layer.Options{MTime: mtime, CacheDir: t.TempDir()}), mtime)
 	if err == nil || !strings.Contains(err.Error(), "/sbin/mount.nfs4") || !strings.Contains(err.Error(), "nfs-common") {
 		t.Fatalf("error = %v; want it to name /sbin/mount.nfs4 and the package", err)
 	}
+}
+
+// A test CA only replaces the release's CA file: a driver image without efs-utils' static files is refused.
+func TestWithTestLayerRefusesABaseWithoutTheCAFile(t *testing.T) {
+	dir := t.TempDir()
+	tl := TestLayer{MountStandIn: filepath.Join(dir, "standin"), CAFile: filepath.Join(dir, "ca.pem")}
+	for _, f := range []string{tl.MountStandIn, tl.CAFile} {
+		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base, err := mutate.AppendLayers(debianLikeBase(t, true), whiteout(t, "usr/share/aws-efs-csi-driver/efs-static-files/.wh.efs-utils.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mtime := time.Unix(1767225600, 0)
+	_, err = WithTestLayer(base, tl, layer.NewCache(layer.Options{MTime: mtime, CacheDir: t.TempDir()}), mtime)
+	if err == nil || !strings.Contains(err.Error(), "/usr/share/aws-efs-csi-driver/efs-static-files/efs-utils.crt") {
+		t.Fatalf("error = %v; want it to name the image's efs-utils.crt", err)
+	}
+}
+
+// whiteout is a layer with the one whiteout entry name (removing a file of the layers below).
+func whiteout(t *testing.T, name string) v1.Layer {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	if err := tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }

@@ -2,6 +2,7 @@ package clusterimages
 
 import (
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/openshift/aws-efs-csi/magefiles/internal/imagebuild"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/layer"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/rootfs"
 )
@@ -18,15 +20,32 @@ import (
 // layer.Place follows it, so the stand-in lands where the link leads, replacing that one file.
 const mountHelper = "/sbin/mount.nfs4"
 
-// MountStandInLayer is the test layer: the one entry replacing mount.nfs4, from the program file standIn.
+// MountStandInLayer is the test layer: the entry replacing mount.nfs4 and, with a test CA, the one replacing the
+// image's efs-utils.crt.
 const MountStandInLayer = "cluster test: mount.nfs4 stand-in"
 
-// WithMountStandIn returns img plus exactly one layer that replaces mount.nfs4 with the program standIn (mode
-// 0755), and env added to the config (entries with the same name replaced): the only differences between the
-// driver image the cluster runs and the release's. The base must have mount.nfs4, so that the layer replaces
-// the helper mount(8) really runs rather than adding one beside it. The layer is built through cache
-// (reproducible, dated mtime).
-func WithMountStandIn(img v1.Image, standIn string, env []string, cache *layer.Cache, mtime time.Time) (v1.Image, error) {
+// caFile is the CA bundle the driver copies from the image's efs-utils static files into efs-utils' configuration
+// directory at start (always, so that an image update brings a new bundle), and that stunnel verifies EFS mount
+// targets with (efs-utils' stunnel_cafile).
+var caFile = path.Join(imagebuild.StaticFilesDir, "efs-utils.crt")
+
+// TestLayer is what the driver image the cluster runs adds to the release's driver image.
+type TestLayer struct {
+	// MountStandIn is the program file that replaces mount.nfs4 (mode 0755).
+	MountStandIn string
+	// CAFile, when set, is the PEM file of the test CA that signs efs-standin's mount targets; it replaces the
+	// image's efs-utils.crt (mode 0644), so that stunnel verifies the stand-in mount targets the way it verifies
+	// EFS's, with no mount option.
+	CAFile string
+	// Env entries are added to the config (entries with the same name replaced).
+	Env []string
+}
+
+// WithTestLayer returns img plus exactly one layer with the files of tl, and tl.Env added to the config: the only
+// differences between the driver image the cluster runs and the release's. The base must have mount.nfs4 (and
+// efs-utils.crt when tl.CAFile is set), so that the layer replaces the files the driver really uses rather than
+// adding others beside them. The layer is built through cache (reproducible, dated mtime).
+func WithTestLayer(img v1.Image, tl TestLayer, cache *layer.Cache, mtime time.Time) (v1.Image, error) {
 	fsys, err := rootfs.Read(img)
 	if err != nil {
 		return nil, err
@@ -34,18 +53,27 @@ func WithMountStandIn(img v1.Image, standIn string, env []string, cache *layer.C
 	if _, n, err := fsys.Resolve(mountHelper); err != nil || n.Kind != rootfs.File {
 		return nil, fmt.Errorf("the driver image has no %s to replace (%v): its base must install it (Debian nfs-common, RPM nfs-utils)", mountHelper, err)
 	}
-	placed, err := layer.Place([]layer.Entry{{Path: mountHelper, Kind: layer.File, Mode: 0o755, Source: standIn}}, fsys)
+	entries := []layer.Entry{{Path: mountHelper, Kind: layer.File, Mode: 0o755, Source: tl.MountStandIn}}
+	if tl.CAFile != "" {
+		if _, n, err := fsys.Resolve(caFile); err != nil || n.Kind != rootfs.File {
+			return nil, fmt.Errorf("the driver image has no %s to replace with the test CA (%v): it is the release driver image's efs-utils static files", caFile, err)
+		}
+		entries = append(entries, layer.Entry{Path: caFile, Kind: layer.File, Mode: 0o644, Source: tl.CAFile})
+	}
+	placed, err := layer.Place(entries, fsys)
 	if err != nil {
 		return nil, err
 	}
 	var files []layer.Entry
+	var paths []string
 	for _, e := range placed {
 		if e.Kind == layer.File {
 			files = append(files, e)
+			paths = append(paths, "/"+e.Path)
 		}
 	}
-	if len(files) != 1 {
-		return nil, fmt.Errorf("the mount.nfs4 stand-in layer would hold %d files; want only the helper", len(files))
+	if len(files) != len(entries) {
+		return nil, fmt.Errorf("the test layer would hold %d files %v; want exactly %d (mount.nfs4 and the test CA)", len(files), paths, len(entries))
 	}
 	res, err := cache.Build(files)
 	if err != nil {
@@ -53,12 +81,12 @@ func WithMountStandIn(img v1.Image, standIn string, env []string, cache *layer.C
 	}
 	out, err := mutate.Append(img, mutate.Addendum{
 		Layer: res.Layer, MediaType: types.OCILayer,
-		History: v1.History{Created: v1.Time{Time: mtime}, CreatedBy: MountStandInLayer + " at /" + files[0].Path},
+		History: v1.History{Created: v1.Time{Time: mtime}, CreatedBy: MountStandInLayer + " at " + strings.Join(paths, ", ")},
 	})
 	if err != nil {
 		return nil, err
 	}
-	if len(env) == 0 {
+	if len(tl.Env) == 0 {
 		return out, nil
 	}
 	cf, err := out.ConfigFile()
@@ -66,7 +94,7 @@ func WithMountStandIn(img v1.Image, standIn string, env []string, cache *layer.C
 		return nil, err
 	}
 	cf = cf.DeepCopy()
-	cf.Config.Env = mergeEnv(cf.Config.Env, env)
+	cf.Config.Env = mergeEnv(cf.Config.Env, tl.Env)
 	return mutate.ConfigFile(out, cf)
 }
 

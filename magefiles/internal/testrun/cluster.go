@@ -53,7 +53,7 @@ var ClusterImagesNeeds = []sysdeps.Requirement{
 // ClusterImages builds the project's images for the local cluster of the repository at root
 // (clusterimages.Build into clusterimages.Dir, the stand-in root cached in the tool cache) and returns their
 // directory, the value of clusterimages.ImagesDirEnv. The driver image for the cluster is built when the mount.nfs4
-// stand-in (clusterimages.MountStandInPackage) is in the tree.
+// stand-in (clusterimages.MountStandInPackage) is in the tree, with the test CA of clusterimages.TestCADir.
 func ClusterImages(ctx context.Context, root string, getenv func(string) string, out io.Writer) (string, error) {
 	tools, err := standinroot.ToolsDir(getenv)
 	if err != nil {
@@ -63,6 +63,7 @@ func ClusterImages(ctx context.Context, root string, getenv func(string) string,
 	rel := strings.TrimPrefix(clusterimages.MountStandInPackage, "github.com/openshift/aws-efs-csi/")
 	if _, err := os.Stat(filepath.Join(root, rel)); err == nil {
 		opts.MountStandIn, opts.MountStandInEnv = clusterimages.MountStandInPackage, clusterimages.MountStandInEnv
+		opts.TestCADir = clusterimages.TestCADir(root)
 	}
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
 		return "", err

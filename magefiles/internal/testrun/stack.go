@@ -53,14 +53,15 @@ func stackSuite(root string, goTestFlags []string) Suite {
 }
 
 // PrepareStack builds the project's images for the cluster (ClusterImages) and writes StackDir from them, and
-// returns the environment entries that point the stack suite at both: the stack suite's Prepare, and
+// returns the environment entries that point the stack suite at both and at the test CA the images carry: the stack suite's Prepare, and
 // `cluster:stack` for running the suite by hand.
 func PrepareStack(ctx context.Context, root string, getenv func(string) string, out io.Writer) ([]string, error) {
 	images, err := ClusterImages(ctx, root, getenv, out)
 	if err != nil {
 		return nil, err
 	}
-	env := []string{clusterimages.ImagesDirEnv + "=" + images, stackDirEnv + "=" + StackDir(root)}
+	env := []string{clusterimages.ImagesDirEnv + "=" + images, stackDirEnv + "=" + StackDir(root),
+		clusterimages.TestCADirEnv + "=" + clusterimages.TestCADir(root)}
 	if err := prepareStack(ctx, root, env, out); err != nil {
 		return nil, err
 	}
@@ -99,7 +100,7 @@ func prepareNext(ctx context.Context, root string, getenv func(string) string, o
 	}
 	images := clusterimages.Dir(root) + "-next"
 	opts := clusterimages.Options{Root: root, OutDir: images, ToolsDir: tools, MountStandIn: clusterimages.MountStandInPackage,
-		MountStandInEnv: clusterimages.MountStandInEnv, Versions: versions, Log: out}
+		MountStandInEnv: clusterimages.MountStandInEnv, TestCADir: clusterimages.TestCADir(root), Versions: versions, Log: out}
 	if err := os.MkdirAll(images, 0o755); err != nil {
 		return "", err
 	}

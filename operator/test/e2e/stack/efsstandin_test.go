@@ -22,6 +22,11 @@ import (
 // test CA, mount targets on loopback behind real stunnel, and the NFS server stand-in over a backing store.
 const efsStandInPackage = "./test/standins/efs-standin"
 
+// testCADirEnv names the directory of the test CA that `go tool mage test` made for the cluster's driver image
+// (its efs-utils.crt): efs-standin signs its mount targets' certificates with it, so that stunnel in the driver
+// verifies them as it verifies EFS's, with no mount option (magefiles/internal/clusterimages, TestCADirEnv).
+const testCADirEnv = "AWS_EFS_CSI_TEST_CA_DIR"
+
 // standInReady is the ready document efs-standin writes (its field names are a contract, efs-standin/ready.go).
 type standInReady struct {
 	PID                  int    `json:"pid"`
@@ -57,7 +62,11 @@ func startEFSStandIn(t *testing.T, args ...string) *standInReady {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, append([]string{"--dir", filepath.Join(dir, "work"), "--ready-file", ready, "--region", region}, args...)...)
+	caDir := os.Getenv(testCADirEnv)
+	if caDir == "" {
+		t.Fatalf("%s is not set: run the suite with `go tool mage test` or `go tool mage cluster:stack`, which make the test CA the cluster's driver image carries", testCADirEnv)
+	}
+	cmd := exec.Command(bin, append([]string{"--dir", filepath.Join(dir, "work"), "--ready-file", ready, "--region", region, "--ca-dir", caDir}, args...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

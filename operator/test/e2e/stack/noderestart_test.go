@@ -245,7 +245,6 @@ func (s *stack) staticRootVolume(t *testing.T, name string) {
 			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("5Gi")},
 			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
 			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-			MountOptions:                  []string{"tls", "cafile=/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem"},
 			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
 				Driver: driverName, VolumeHandle: s.aws.RegionalFileSystemID}},
 		},

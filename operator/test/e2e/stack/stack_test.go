@@ -210,7 +210,10 @@ func TestOperatorInstallsTheDriver(t *testing.T) {
 		s.staticVolumes(t)
 	})
 	t.Run("shared volume", func(t *testing.T) {
-		s.sharedVolumeBound(t)
+		claim := s.sharedVolumeBound(t)
+		// A pod on the SharedVolume's claim sees the files the pods of the dynamic claim wrote (the same access
+		// point), through the PersistentVolume the operator made: no mount options, TLS by default.
+		s.runPod(t, "read-shared-volume", claim, "echo from-team > /data/team && cat /data/a", "from-a")
 	})
 	t.Run("node plugin restart", s.nodePluginRestart)
 	t.Run("driver image roll", s.driverImageRoll)
@@ -262,9 +265,8 @@ func (s *stack) dynamicVolumeBound(t *testing.T) {
 		ObjectMeta:  metav1.ObjectMeta{Name: "efs-sc"},
 		Provisioner: driverName,
 		Parameters:  map[string]string{"provisioningMode": "efs-ap", "fileSystemId": s.aws.RegionalFileSystemID, "directoryPerms": "700"},
-		// The test CA that signed the mount targets' certificates is not efs-utils' CA file in the image; the
-		// trusted CA bundle the operator mounts into the driver's container holds it (efs-utils' cafile option).
-		MountOptions: []string{"tls", "cafile=/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem"},
+		// No mount options: TLS is the driver's default, and stunnel verifies the mount target with efs-utils'
+		// CA file, which in the cluster's driver image is the test CA that signed the mount targets' certificates.
 	}
 	if _, err := s.kube.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -404,7 +406,6 @@ func (s *stack) staticVolumes(t *testing.T) {
 				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("5Gi")},
 				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
 				PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-				MountOptions:                  []string{"tls", "cafile=/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem"},
 				PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
 					Driver: driverName, VolumeHandle: c.handle}},
 			},
@@ -426,10 +427,9 @@ func (s *stack) staticVolumes(t *testing.T) {
 	}
 }
 
-// sharedVolumeBound creates a SharedVolume for the dynamic volume's access point and waits until the operator
-// reports it Ready with its claim Bound. (A pod on it would mount without the cafile option, which this cluster's
-// driver image cannot do yet: see docs/architecture.md, The stack suite.)
-func (s *stack) sharedVolumeBound(t *testing.T) {
+// sharedVolumeBound creates a SharedVolume for the dynamic volume's access point, waits until the operator
+// reports it Ready with its claim Bound, and returns the claim's name.
+func (s *stack) sharedVolumeBound(t *testing.T) string {
 	t.Helper()
 	ctx := t.Context()
 	fsID, apID, ok := strings.Cut(s.apHandle, "::")
@@ -444,13 +444,14 @@ func (s *stack) sharedVolumeBound(t *testing.T) {
 	if _, err := s.dyn.Resource(sharedvolume.GroupVersionResource).Namespace("default").Create(ctx, sv, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	var claim string
 	eventually(t, 2*time.Minute, "SharedVolume default/team Ready with its claim Bound", func(ctx context.Context) error {
 		got, err := s.dyn.Resource(sharedvolume.GroupVersionResource).Namespace("default").Get(ctx, "team", metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		phase, _, _ := unstructured.NestedString(got.Object, "status", "phase")
-		claim, _, _ := unstructured.NestedString(got.Object, "status", "claimRef", "name")
+		claim, _, _ = unstructured.NestedString(got.Object, "status", "claimRef", "name")
 		if phase != string(sharedvolume.PhaseReady) || claim == "" {
 			msg, _, _ := unstructured.NestedString(got.Object, "status", "message")
 			return fmt.Errorf("phase %q claim %q: %s", phase, claim, msg)
@@ -471,6 +472,7 @@ func (s *stack) sharedVolumeBound(t *testing.T) {
 		}
 		return nil
 	})
+	return claim
 }
 
 // runPod runs the tools image's shell with script on claim (mounted at /data) and checks that the pod succeeds
