@@ -215,6 +215,7 @@ func TestOperatorInstallsTheDriver(t *testing.T) {
 		// point), through the PersistentVolume the operator made: no mount options, TLS by default.
 		s.runPod(t, "read-shared-volume", claim, "echo from-team > /data/team && cat /data/a", "from-a")
 	})
+	t.Run("access point deletion", s.accessPointDeletion)
 	t.Run("node plugin restart", s.nodePluginRestart)
 	t.Run("driver image roll", s.driverImageRoll)
 	if !t.Run("removed then managed", func(t *testing.T) {
@@ -262,7 +263,7 @@ func (s *stack) dynamicVolumeBound(t *testing.T) {
 	t.Helper()
 	ctx := t.Context()
 	sc := &storagev1.StorageClass{
-		ObjectMeta:  metav1.ObjectMeta{Name: "efs-sc"},
+		ObjectMeta:  metav1.ObjectMeta{Name: dynamicClass},
 		Provisioner: driverName,
 		Parameters:  map[string]string{"provisioningMode": "efs-ap", "fileSystemId": s.aws.RegionalFileSystemID, "directoryPerms": "700"},
 		// No mount options: TLS is the driver's default, and stunnel verifies the mount target with efs-utils'
