@@ -146,7 +146,10 @@ def get(region: str, imds: IMDS, ecs_endpoint: str, env: Mapping[str, str],
     if awscredsuri:
         return ecs(awscredsuri, ecs_endpoint), "ecs:" + awscredsuri
     with_role = bool(role_arn and jwt_path)
-    profile = None if with_role else (awsprofile or default_profile(home))
+    # AWS_PROFILE names the profile when the mount has no awsprofile option (as newer efs-utils releases read it;
+    # 1.36 does not): the driver's controller sets it so that its own mounts use the credentials the AWS SDK
+    # variables give it (AWS_CONFIG_FILE, read by botocore for a profile without keys in ~/.aws).
+    profile = None if with_role else (awsprofile or env.get("AWS_PROFILE") or default_profile(home))
     if profile:
         creds, source = profile_files(profile, home)
         if creds:

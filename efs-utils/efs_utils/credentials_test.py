@@ -33,6 +33,30 @@ def test_explicit_profile_wins_over_environment(tmp_path):
     assert creds.access_key == "AKP" and src == "credentials:p"
 
 
+def test_aws_profile_environment_reads_the_sdk_config_file(tmp_path, monkeypatch):
+    """AWS_PROFILE names the profile when the mount has none; botocore reads it from AWS_CONFIG_FILE (the file the
+    operator gives the controller), before ECS, web identity and IMDS."""
+    config = tmp_path / "credentials"
+    config.write_text("[default]\naws_access_key_id = AKCCO\naws_secret_access_key = SCCO\n")
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    env = {"AWS_PROFILE": "default", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "/x"}
+    home = tmp_path / "home"
+    home.mkdir()
+    creds, src = credentials.get("us-east-1", IMDS("http://127.0.0.1:9"), "http://127.0.0.1:9", env, home=str(home))
+    assert (creds.access_key, creds.secret_key, src) == ("AKCCO", "SCCO", "named_profile:default")
+    again = credentials.refetch(src, "us-east-1", IMDS("http://127.0.0.1:9"), "http://127.0.0.1:9", env, home=str(home))
+    assert again.access_key == "AKCCO"
+    # the mount's awsprofile option still wins
+    (home / ".aws").mkdir()
+    (home / ".aws" / "credentials").write_text("[p]\naws_access_key_id = AKP\naws_secret_access_key = SP\n")
+    creds, src = credentials.get("us-east-1", IMDS("http://127.0.0.1:9"), "http://127.0.0.1:9", env, awsprofile="p",
+                                 home=str(home))
+    assert (creds.access_key, src) == ("AKP", "credentials:p")
+
+
 @pytest.mark.parametrize("body", [
     json.dumps({"AssumeRoleWithWebIdentityResponse": {"AssumeRoleWithWebIdentityResult": {"Credentials": {
         "AccessKeyId": "ASIA1", "SecretAccessKey": "S", "SessionToken": "T"}}}}),

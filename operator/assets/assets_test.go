@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/yaml"
 )
@@ -112,4 +113,35 @@ func TestRenderFillsOnlyGivenPlaceholders(t *testing.T) {
 	if _, err := Read("driver/nope.yaml"); err == nil {
 		t.Fatal("Read of a missing asset: want an error")
 	}
+}
+
+// The controller's csi-driver mounts file system roots with tls,iam for --delete-access-point-root-dir. efs-utils
+// reads IAM credentials from root's ~/.aws, ECS, web identity variables or IMDS, none of which holds the
+// cloud-credential operator's secret; AWS_PROFILE names the profile botocore then reads from AWS_CONFIG_FILE.
+func TestControllerGivesEFSUtilsTheDriverCredentials(t *testing.T) {
+	b, err := Read(ControllerDeployment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d appsv1.Deployment
+	if err := yaml.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name != "csi-driver" {
+			continue
+		}
+		env := map[string]string{}
+		for _, e := range c.Env {
+			env[e.Name] = e.Value
+		}
+		if !slices.Contains(c.Args, "--delete-access-point-root-dir=true") {
+			t.Errorf("csi-driver args %v: want --delete-access-point-root-dir=true (OpenShift's default)", c.Args)
+		}
+		if env["AWS_PROFILE"] != "default" || env["AWS_CONFIG_FILE"] != "/var/run/aws/auth/credentials" {
+			t.Errorf("csi-driver env %v: want AWS_PROFILE=default and AWS_CONFIG_FILE=/var/run/aws/auth/credentials", env)
+		}
+		return
+	}
+	t.Fatal("no csi-driver container in the controller Deployment")
 }

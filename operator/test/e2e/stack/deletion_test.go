@@ -68,6 +68,11 @@ func (s *stack) accessPointDeletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	ap := s.efsClient(t)
+	defer func() {
+		if t.Failed() {
+			t.Logf("the controller, after the claim's deletion:\n%s", s.controllerLogs(t, pvName))
+		}
+	}()
 	eventually(t, 3*time.Minute, "volume "+pvName+" and access point "+apID+" deleted", func(ctx context.Context) error {
 		pv, err := s.kube.CoreV1().PersistentVolumes().Get(ctx, pvName, metav1.GetOptions{})
 		if err == nil {
@@ -113,4 +118,37 @@ func filesUnder(t *testing.T, root string) []string {
 		t.Fatalf("listing the backing store %s: %v", root, err)
 	}
 	return out
+}
+
+// controllerLogs returns the events of the PersistentVolume name and the tails of the controller pod's csi-driver
+// and csi-provisioner logs and of efs-utils' mount log in its log-dir emptyDir: what explains a volume the
+// controller did not delete.
+func (s *stack) controllerLogs(t *testing.T, name string) string {
+	t.Helper()
+	ctx := context.WithoutCancel(t.Context())
+	var b strings.Builder
+	events, err := s.kube.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+	if err == nil {
+		for _, e := range events.Items {
+			fmt.Fprintf(&b, "event %s %s: %s\n", e.Type, e.Reason, e.Message)
+		}
+	}
+	d, err := s.kube.AppsV1().Deployments(namespace).Get(ctx, controllerName, metav1.GetOptions{})
+	if err != nil {
+		return b.String() + err.Error()
+	}
+	pods, err := s.kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
+	if err != nil {
+		return b.String() + err.Error()
+	}
+	lines := int64(40)
+	for _, p := range pods.Items {
+		for _, c := range []string{"csi-driver", "csi-provisioner"} {
+			logs, err := s.kube.CoreV1().Pods(namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: c, TailLines: &lines}).DoRaw(ctx)
+			fmt.Fprintf(&b, "--- %s/%s (%v):\n%s\n", p.Name, c, err, logs)
+		}
+		mountLog := filepath.Join("/var/lib/kubelet/pods", string(p.UID), "volumes/kubernetes.io~empty-dir/log-dir/mount.log")
+		fmt.Fprintf(&b, "--- %s efs-utils mount.log:\n%s\n", p.Name, tail(mountLog, 30))
+	}
+	return b.String()
 }
