@@ -68,6 +68,9 @@ func startEFSStandIn(t *testing.T, args ...string) *standInReady {
 	}
 	cmd := exec.Command(bin, append([]string{"--dir", filepath.Join(dir, "work"), "--ready-file", ready, "--region", region, "--ca-dir", caDir}, args...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// If the test process dies before its cleanup runs (killed while it waits for the cluster lock, say),
+	// efs-standin must not outlive it: SIGTERM makes it take off its mounts and stop stunnel.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
