@@ -13,6 +13,7 @@ import (
 	appslisters "k8s.io/client-go/listers/apps/v1"
 
 	"github.com/openshift/aws-efs-csi/operator/pkg/takeover"
+	"github.com/openshift/aws-efs-csi/operator/pkg/whilemanaged"
 )
 
 // Names of the objects the workload hooks read.
@@ -35,8 +36,12 @@ type Inputs struct {
 	FIPSEnabled bool
 	// ClusterCSIDriverName is the ClusterCSIDriver the operator serves.
 	ClusterCSIDriverName string
-	// Kube are informers for Namespace (ConfigMaps, Secrets).
+	// Kube are informers for Namespace (ConfigMaps, Secrets, ServiceAccounts, Roles, RoleBindings).
 	Kube informers.SharedInformerFactory
+	// ClusterKube are the cluster-scoped informers (ClusterRoles, ClusterRoleBindings).
+	ClusterKube informers.SharedInformerFactory
+	// RBAC is what the static manifests give the workloads' ServiceAccounts; each workload waits for its own.
+	RBAC *RBAC
 	// Config are the cluster configuration informers (Infrastructure, Proxy).
 	Config configinformers.SharedInformerFactory
 	// ClusterCSIDrivers lists the ClusterCSIDriver (spec.driverConfig).
@@ -55,6 +60,7 @@ func Deployment(in Inputs) ([]dc.DeploymentHookFunc, []factory.Informer) {
 	cms := in.Kube.Core().V1().ConfigMaps()
 	secrets := in.Kube.Core().V1().Secrets()
 	hooks := []dc.DeploymentHookFunc{
+		whilemanaged.Hook(in.ClusterCSIDrivers, in.ClusterCSIDriverName, RBACInPlace(in.RBAC, in.Namespace, in.Kube, in.ClusterKube, func(d *appsv1.Deployment) *corev1.PodSpec { return &d.Spec.Template.Spec })),
 		csidrivercontrollerservicecontroller.WithObservedProxyDeploymentHook(),
 		csidrivercontrollerservicecontroller.WithReplicasHook(in.Config),
 		csidrivercontrollerservicecontroller.WithCABundleDeploymentHook(in.Namespace, TrustedCABundleConfigMap, cms),
@@ -80,6 +86,7 @@ func DaemonSet(in Inputs) ([]csidrivernodeservicecontroller.DaemonSetHookFunc, [
 	secrets := in.Kube.Core().V1().Secrets()
 	hooks := []csidrivernodeservicecontroller.DaemonSetHookFunc{
 		takeover.HoldBackHook(in.CommunityDaemonSets, in.ClusterCSIDrivers, in.ClusterCSIDriverName),
+		whilemanaged.Hook(in.ClusterCSIDrivers, in.ClusterCSIDriverName, RBACInPlace(in.RBAC, in.Namespace, in.Kube, in.ClusterKube, func(ds *appsv1.DaemonSet) *corev1.PodSpec { return &ds.Spec.Template.Spec })),
 		csidrivernodeservicecontroller.WithCABundleDaemonSetHook(in.Namespace, TrustedCABundleConfigMap, cms),
 		FIPSDaemonSet(in.FIPSEnabled),
 		VolumeMetrics(in.ClusterCSIDrivers, in.ClusterCSIDriverName),

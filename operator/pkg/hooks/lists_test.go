@@ -32,8 +32,11 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	rbac, rbacObjects := shippedRBAC(t)
+	// Every hook list test runs with the driver's RBAC applied, as after the static resources controller's first pass.
+	kube, cluster := informersHolding(t, rbacObjects)
 	f := &fixture{
-		kube:   informers.NewSharedInformerFactory(kubefake.NewClientset(), 0),
+		kube:   kube,
 		config: configinformers.NewSharedInformerFactory(configfake.NewClientset(), 0),
 		ops:    operatorinformers.NewSharedInformerFactory(operatorfake.NewClientset(), 0),
 		legacy: informers.NewSharedInformerFactory(kubefake.NewClientset(), 0),
@@ -42,6 +45,8 @@ func newFixture(t *testing.T) *fixture {
 		Namespace:                  testNamespace,
 		ClusterCSIDriverName:       crName,
 		Kube:                       f.kube,
+		ClusterKube:                cluster,
+		RBAC:                       rbac,
 		Config:                     f.config,
 		ClusterCSIDrivers:          f.ops.Operator().V1().ClusterCSIDrivers().Lister(),
 		ClusterCSIDriverInformer:   f.ops.Operator().V1().ClusterCSIDrivers().Informer(),

@@ -63,6 +63,16 @@ func buildDriverControllers(in driverInputs) ([]factory.Controller, error) {
 	if err != nil {
 		return nil, err
 	}
+	rendered := map[string][]byte{}
+	for _, f := range statics {
+		if rendered[f], err = in.assetFunc(f); err != nil {
+			return nil, err
+		}
+	}
+	rbac, err := hooks.ReadRBAC(rendered)
+	if err != nil {
+		return nil, err
+	}
 	// The CSIDriver has a controller of its own (adoption in place); the uninstaller deletes it with the rest.
 	applied := slices.DeleteFunc(slices.Clone(statics), func(f string) bool { return f == assets.CSIDriver })
 	// Removed deletes the workloads; deleting the ClusterCSIDriver deletes everything but the CredentialsRequests.
@@ -73,6 +83,8 @@ func buildDriverControllers(in driverInputs) ([]factory.Controller, error) {
 		FIPSEnabled:                in.opts.Config.FIPSEnabled,
 		ClusterCSIDriverName:       ClusterCSIDriverName,
 		Kube:                       in.kubeInformers.InformersFor(ns),
+		ClusterKube:                in.kubeInformers.InformersFor(""),
+		RBAC:                       rbac,
 		Config:                     in.configInformers,
 		ClusterCSIDrivers:          in.opInformers.Operator().V1().ClusterCSIDrivers().Lister(),
 		ClusterCSIDriverInformer:   in.opInformers.Operator().V1().ClusterCSIDrivers().Informer(),
@@ -126,10 +138,13 @@ func buildDriverControllers(in driverInputs) ([]factory.Controller, error) {
 			OwnCondition:   StaticResourcesController + "Degraded",
 		}, resync, rec),
 		newUninstaller(&uninstaller{
-			operatorClient: in.operatorClient,
-			clients:        (&resourceapply.ClientHolder{}).WithKubernetes(c.kube).WithDynamicClient(c.dynamic),
-			assets:         in.assetFunc,
-			files:          statics,
+			operatorClient:  in.operatorClient,
+			clients:         (&resourceapply.ClientHolder{}).WithKubernetes(c.kube).WithDynamicClient(c.dynamic),
+			assets:          in.assetFunc,
+			files:           statics,
+			pods:            in.kubeInformers.InformersFor(ns).Core().V1().Pods(),
+			namespace:       ns,
+			serviceAccounts: rbac.ServiceAccountNames(),
 		}, resync, rec),
 	)
 	return controllers, nil

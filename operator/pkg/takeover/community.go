@@ -11,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	appslisters "k8s.io/client-go/listers/apps/v1"
+
+	"github.com/openshift/aws-efs-csi/operator/pkg/whilemanaged"
 )
 
 // What the community aws-efs-operator (openshift/aws-efs-operator) creates. It runs its node DaemonSet in its own
@@ -92,33 +94,11 @@ func stillRunningError(deps []*appsv1.Deployment) error {
 		"then this operator replaces its driver: %s", DaemonSetName, strings.Join(parts, "; "))
 }
 
-// unlessRemoving returns hook guarded to run only while the ClusterCSIDriver crName is Managed and not being
-// deleted. library-go runs the DaemonSet hooks on its delete path (Removed, uninstall) too, and a hook that waits
-// for the community driver to go must never hold those up.
-func unlessRemoving[T any](drivers operatorlisters.ClusterCSIDriverLister, crName string, hook func(*opv1.OperatorSpec, T) error) func(*opv1.OperatorSpec, T) error {
-	return func(spec *opv1.OperatorSpec, obj T) error {
-		if spec.ManagementState != opv1.Managed {
-			return nil
-		}
-		cr, err := drivers.Get(crName)
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if cr.DeletionTimestamp != nil {
-			return nil
-		}
-		return hook(spec, obj)
-	}
-}
-
 // HoldBackHook returns the DaemonSet hook that holds back our node DaemonSet while a community node DaemonSet
 // exists (the takeover controller deletes it). The error becomes the node controller's Degraded message, so it
 // says what the admin can do. It never runs while the ClusterCSIDriver is Removed or being deleted.
 func HoldBackHook(dss appslisters.DaemonSetLister, drivers operatorlisters.ClusterCSIDriverLister, crName string) func(*opv1.OperatorSpec, *appsv1.DaemonSet) error {
-	return unlessRemoving(drivers, crName, func(_ *opv1.OperatorSpec, _ *appsv1.DaemonSet) error {
+	return whilemanaged.Hook(drivers, crName, func(_ *opv1.OperatorSpec, _ *appsv1.DaemonSet) error {
 		left, err := communityDaemonSets(dss)
 		if err != nil || len(left) == 0 {
 			return err

@@ -335,7 +335,8 @@ func (e *env) credentialsRequest(ctx context.Context, name string) (*unstructure
 // deleteClusterCSIDriver deletes the ClusterCSIDriver and waits until the operator has let it go.
 func (e *env) deleteClusterCSIDriver() {
 	e.t.Helper()
-	if err := e.ops.OperatorV1().ClusterCSIDrivers().Delete(e.t.Context(), crName, metav1.DeleteOptions{}); err != nil {
+	// NotFound: a test that deleted it already and waits here until the uninstall completes.
+	if err := e.ops.OperatorV1().ClusterCSIDrivers().Delete(e.t.Context(), crName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		e.t.Fatal(err)
 	}
 	eventually(e.t, 90*time.Second, "ClusterCSIDriver deleted", func(ctx context.Context) error {

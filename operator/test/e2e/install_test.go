@@ -144,6 +144,7 @@ func TestInstallFromNothing(t *testing.T) {
 	cr.Spec.ManagementState = opv1.Managed
 	ok(e.ops.OperatorV1().ClusterCSIDrivers().Update(t.Context(), cr, metav1.UpdateOptions{}))(t)
 	eventually(t, time.Minute, "workloads back in Managed", e.driverObjectsExist)
+	e.uninstallWaitsForThePods(t)
 	e.deleteClusterCSIDriver()
 	eventually(t, time.Minute, "driver objects deleted", func(ctx context.Context) error {
 		for _, o := range staticObjects {
@@ -167,6 +168,48 @@ func TestInstallFromNothing(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// uninstallWaitsForThePods deletes the ClusterCSIDriver while a pod of the controller's ServiceAccount exists
+// (this API server has no kubelet, so the pod stays until deleted) and checks that the uninstaller keeps the RBAC
+// until the pod is gone: a terminating csi-provisioner still renews its lease and must not be refused.
+func (e *env) uninstallWaitsForThePods(t *testing.T) {
+	t.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "terminating-controller", Namespace: namespace},
+		Spec: corev1.PodSpec{
+			ServiceAccountName: "aws-efs-csi-driver-controller-sa",
+			Containers:         []corev1.Container{{Name: "csi-provisioner", Image: "example.invalid/provisioner"}},
+		},
+	}
+	ok(e.kube.CoreV1().Pods(namespace).Create(t.Context(), pod, metav1.CreateOptions{}))(t)
+	if err := e.ops.OperatorV1().ClusterCSIDrivers().Delete(t.Context(), crName, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "uninstall waiting for the controller's pod", func(ctx context.Context) error {
+		cr, err := e.ops.OperatorV1().ClusterCSIDrivers().Get(ctx, crName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, c := range cr.Status.Conditions {
+			if c.Type == "AWSEFSDriverUninstallControllerDegraded" && strings.Contains(c.Message, pod.Name) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no uninstall condition naming %s: %+v", pod.Name, cr.Status.Conditions)
+	})
+	for _, o := range staticObjects {
+		if o.kind != "RoleBinding" && o.kind != "ClusterRoleBinding" {
+			continue
+		}
+		if _, err := e.getStatic(t.Context(), o.kind, o.namespace, o.name); err != nil {
+			t.Errorf("%s %s deleted while a pod of the driver's ServiceAccount runs: %v", o.kind, o.name, err)
+		}
+	}
+	zero := int64(0)
+	if err := e.kube.CoreV1().Pods(namespace).Delete(t.Context(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // checkSteadyState waits until the operator has settled and checks it writes nothing for longer than both the

@@ -46,7 +46,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.BackingDir, "backing-dir", "", "directory with one directory per file system, its root (default <dir>/backing)")
 	fs.StringVar(&o.Region, "region", "us-east-1", "region of fakeaws and of the mount target DNS names")
 	fs.StringVar(&o.AWSAddr, "aws-addr", "127.0.0.1:0", "listen address of fakeaws over HTTPS (EFS, EC2, STS on one endpoint)")
-	fs.StringVar(&o.ControlAddr, "control-addr", "127.0.0.1:0", "listen address of the control endpoint (HTTP: /calls, /mounts)")
+	fs.StringVar(&o.ControlAddr, "control-addr", "127.0.0.1:0", "listen address of the control endpoint (HTTP: /calls, /mounts, /faults)")
 	fs.StringSliceVar(&o.TLSNames, "tls-name", nil, "extra DNS name in fakeaws' certificate, repeatable (127.0.0.1 and localhost are always in it)")
 	fs.DurationVar(&o.Latency, "aws-latency", 0, "latency added to every AWS call, e.g. 20ms (fakeaws fault *:latency=...)")
 	fs.StringVar(&o.CADir, "ca-dir", "", "directory of the test CA (ca.pem, ca.key), reused when present, created otherwise (default <dir>)")

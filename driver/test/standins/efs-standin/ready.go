@@ -16,7 +16,7 @@ type Ready struct {
 	// AWSEndpoint is fakeaws over HTTPS (https://127.0.0.1:PORT), one endpoint for EFS, EC2 and STS: the URL of
 	// every Infrastructure serviceEndpoint (elasticfilesystem, ec2, sts).
 	AWSEndpoint string `json:"awsEndpoint"`
-	// ControlURL is the control endpoint (http://127.0.0.1:PORT): GET /calls, POST /calls/reset, GET /mounts.
+	// ControlURL is the control endpoint (http://127.0.0.1:PORT): GET /calls, POST /calls/reset, GET /mounts, POST /faults.
 	ControlURL string `json:"controlURL"`
 	// CAFile is the test CA (PEM) that signed fakeaws' and the mount targets' certificates: the cluster's trusted
 	// CA bundle and efs-utils' stunnel CA.

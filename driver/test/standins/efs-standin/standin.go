@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/openshift/aws-efs-csi/driver/test/fakeaws"
@@ -148,6 +150,32 @@ func (s *standin) control() http.Handler {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("GET /mounts", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.backend.Mounts()) })
+	// POST /faults sets fakeaws faults while it runs, one --fault spec per line (e.g. "*:latency=20ms"; a spec
+	// with zero values clears: "*:latency=0s"), so that one cluster serves a test with and without latency.
+	mux.HandleFunc("POST /faults", func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		type set struct {
+			api   string
+			fault fakeaws.Fault
+		}
+		var sets []set
+		for _, line := range strings.Split(strings.TrimSpace(string(body)), "\n") {
+			api, f, err := fakeaws.ParseFaultSpec(strings.TrimSpace(line))
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			sets = append(sets, set{api, f})
+		}
+		for _, x := range sets {
+			s.aws.SetFault(x.api, x.fault)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
 	return mux
 }
 

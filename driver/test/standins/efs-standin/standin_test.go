@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,6 +91,45 @@ func TestStartReadyStop(t *testing.T) {
 // TestMountThroughTLS: mount(8) -t efs -o tls → mount.efs → stunnel relay → mount target TLS server → backend;
 // the target shows the file system's backing directory both ways, the NFS mount table has the nfs4 line through
 // the relay, umount(8) unmounts and the line goes; a second mount reuses nothing stale.
+// TestFaultsChangeWhileRunning: POST /faults sets fakeaws latency on a running stand-in and a zero spec clears it;
+// a malformed spec is refused with fakeaws' message and changes nothing.
+func TestFaultsChangeWhileRunning(t *testing.T) {
+	w := newWorld(t)
+	post := func(body string) (int, string) {
+		t.Helper()
+		resp, err := http.Post(w.ready.ControlURL+"/faults", "text/plain", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	timed := func() time.Duration {
+		t.Helper()
+		start := time.Now()
+		if _, err := w.efsClient(t).DescribeFileSystems(t.Context(), &efs.DescribeFileSystemsInput{}); err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	if code, msg := post("*:latency=300ms\nCreateAccessPoint:error-probability=0"); code != http.StatusNoContent {
+		t.Fatalf("POST /faults = %d %s", code, msg)
+	}
+	if d := timed(); d < 300*time.Millisecond {
+		t.Fatalf("DescribeFileSystems took %s with 300ms latency set", d)
+	}
+	if code, msg := post("*:latency=sometimes"); code != http.StatusBadRequest || !strings.Contains(msg, "latency") {
+		t.Fatalf("POST /faults with a bad spec = %d %q, want 400 naming latency", code, msg)
+	}
+	if code, msg := post("*:latency=0s"); code != http.StatusNoContent {
+		t.Fatalf("POST /faults clearing = %d %s", code, msg)
+	}
+	if d := timed(); d >= 300*time.Millisecond {
+		t.Fatalf("DescribeFileSystems took %s after the latency was cleared", d)
+	}
+}
+
 func TestMountThroughTLS(t *testing.T) {
 	w := newWorld(t)
 	w.node(t)

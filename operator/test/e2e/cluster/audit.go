@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // auditPolicy records, at Metadata level, every request made by a ServiceAccount: who asked for what and what the
@@ -36,6 +37,10 @@ type AuditEvent struct {
 	ResponseStatus *struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
+	// UserAgent names the program (csi-provisioner, the operator, ...) when several share a ServiceAccount.
+	UserAgent string `json:"userAgent"`
+	// RequestReceived places the request among the events a failing test prints.
+	RequestReceived time.Time `json:"requestReceivedTimestamp"`
 }
 
 // Code is the HTTP status the API server answered with (0 when unknown).
@@ -46,7 +51,8 @@ func (e AuditEvent) Code() int {
 	return e.ResponseStatus.Code
 }
 
-// String is "<user> <verb> <resource>/<name> -> <code>".
+// String is "<time> <user> <verb> <resource>/<name> -> <code> (<program>)", the program being the user agent's
+// first word.
 func (e AuditEvent) String() string {
 	what := e.RequestURI
 	if e.ObjectRef != nil {
@@ -55,7 +61,8 @@ func (e AuditEvent) String() string {
 			what += "/" + e.ObjectRef.Subresource
 		}
 	}
-	return fmt.Sprintf("%s %s %s -> %d", e.User.Username, e.Verb, what, e.Code())
+	program, _, _ := strings.Cut(e.UserAgent, " ")
+	return fmt.Sprintf("%s %s %s %s -> %d (%s)", e.RequestReceived.UTC().Format("15:04:05.000"), e.User.Username, e.Verb, what, e.Code(), program)
 }
 
 func auditFiles(dir string) (policy, log string, err error) {

@@ -40,9 +40,8 @@ type standInReady struct {
 }
 
 // startEFSStandIn builds and starts efs-standin in a directory of the test and waits for its ready document; it is
-// stopped (SIGTERM: it takes off its mounts and stops stunnel) at the end of the test, after the cluster. args are
-// added to its command line (e.g. --aws-latency 20ms for the storm benchmark).
-func startEFSStandIn(t *testing.T, args ...string) *standInReady {
+// stopped (SIGTERM: it takes off its mounts and stops stunnel) at the end of the test, after the cluster.
+func startEFSStandIn(t *testing.T) *standInReady {
 	t.Helper()
 	ctx := t.Context()
 	dir := t.TempDir()
@@ -66,7 +65,7 @@ func startEFSStandIn(t *testing.T, args ...string) *standInReady {
 	if caDir == "" {
 		t.Fatalf("%s is not set: run the suite with `go tool mage test` or `go tool mage cluster:stack`, which make the test CA the cluster's driver image carries", testCADirEnv)
 	}
-	cmd := exec.Command(bin, append([]string{"--dir", filepath.Join(dir, "work"), "--ready-file", ready, "--region", region, "--ca-dir", caDir}, args...)...)
+	cmd := exec.Command(bin, "--dir", filepath.Join(dir, "work"), "--ready-file", ready, "--region", region, "--ca-dir", caDir)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// If the test process dies before its cleanup runs (killed while it waits for the cluster lock, say),
 	// efs-standin must not outlive it: SIGTERM makes it take off its mounts and stop stunnel.
@@ -110,6 +109,25 @@ func startEFSStandIn(t *testing.T, args ...string) *standInReady {
 			t.Fatalf("efs-standin not ready after 2 min:\n%s", tail(filepath.Join(dir, "efs-standin.log"), 40))
 		}
 	}
+}
+
+// setFaults sets fakeaws faults while efs-standin runs, each a --fault spec ("*:latency=20ms"; "*:latency=0s"
+// clears).
+func (r *standInReady) setFaults(ctx context.Context, specs ...string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.ControlURL+"/faults", strings.NewReader(strings.Join(specs, "\n")))
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("POST %s/faults %q: %s %s", r.ControlURL, specs, resp.Status, b)
+	}
+	return nil
 }
 
 // calls returns fakeaws' calls per operation so far ("*" is the total), from the control endpoint.

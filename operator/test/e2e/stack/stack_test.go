@@ -68,13 +68,7 @@ type stack struct {
 // stops everything.
 func startStack(t *testing.T) *stack {
 	t.Helper()
-	return startStackWith(t)
-}
-
-// startStackWith is startStack with standInArgs added to efs-standin's command line.
-func startStackWith(t *testing.T, standInArgs ...string) *stack {
-	t.Helper()
-	s := startPlatform(t, standInArgs...)
+	s := startPlatform(t)
 	b, err := bundleinstall.Read(stackDir + "/" + BundleDir)
 	if err != nil {
 		t.Fatal(err)
@@ -87,8 +81,8 @@ func startStackWith(t *testing.T, standInArgs ...string) *stack {
 }
 
 // startPlatform is startStack up to the operator's install: the local cluster with the stack's images, looking
-// like OpenShift on AWS, with efs-standin (standInArgs added to its command line) behind its AWS endpoints.
-func startPlatform(t *testing.T, standInArgs ...string) *stack {
+// like OpenShift on AWS, with efs-standin behind its AWS endpoints.
+func startPlatform(t *testing.T) *stack {
 	t.Helper()
 	if bins == nil {
 		t.Skip("the stack suite needs the Kubernetes binaries, which -short does not build")
@@ -101,7 +95,7 @@ func startPlatform(t *testing.T, standInArgs ...string) *stack {
 	if err != nil {
 		t.Fatalf("reading the stack's images (%s=%s): %v", DirEnv, stackDir, err)
 	}
-	aws := startEFSStandIn(t, standInArgs...)
+	aws := startEFSStandIn(t)
 	trustedCA, err := os.ReadFile(aws.CAFile)
 	if err != nil {
 		t.Fatal(err)
@@ -215,6 +209,7 @@ func TestOperatorInstallsTheDriver(t *testing.T) {
 		// point), through the PersistentVolume the operator made: no mount options, TLS by default.
 		s.runPod(t, "read-shared-volume", claim, "echo from-team > /data/team && cat /data/a", "from-a")
 	})
+	t.Run("provisioning storm", s.provisioningStorm)
 	t.Run("access point deletion", s.accessPointDeletion)
 	t.Run("node plugin restart", s.nodePluginRestart)
 	t.Run("driver image roll", s.driverImageRoll)

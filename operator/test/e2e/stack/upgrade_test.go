@@ -26,12 +26,14 @@ const NextImagesDirEnv = "AWS_EFS_CSI_CLUSTER_IMAGES_NEXT"
 // image, and the catalog of this release with the next bundle added (it replaces this one in the channel).
 const NextDir = "next"
 
-// TestOLMUpgradesTheOperator installs release N through OLM, runs an application pod that keeps appending to a
-// file on a dynamically provisioned EFS volume, then publishes the catalog holding N+1 (another build of this
-// tree with higher versions): OLM upgrades the CSV, the operator rolls the driver's node DaemonSet to the new
-// driver image, the application pod is never restarted and its data stays readable through the new node plugin,
-// and a new claim is provisioned after the upgrade.
-func TestOLMUpgradesTheOperator(t *testing.T) {
+// TestOLMInstallsAndUpgradesTheOperator installs release N through OLM (installWithOLM: from our catalog and
+// bundle image, as the user guide says), lets the operator install the driver from the ClusterCSIDriver, runs an
+// application pod that keeps appending to a file on a dynamically provisioned EFS volume, then publishes the
+// catalog holding N+1 (another build of this tree with higher versions): OLM upgrades the CSV, the operator rolls
+// the driver's node DaemonSet to the new driver image, the application pod is never restarted and its data stays
+// readable through the new node plugin, and a new claim is provisioned after the upgrade. Through it all the API
+// server denies no request of our ServiceAccounts.
+func TestOLMInstallsAndUpgradesTheOperator(t *testing.T) {
 	nextImages := os.Getenv(NextImagesDirEnv)
 	if nextImages == "" {
 		t.Fatalf("%s is not set: run the suite with `go tool mage test` or `go tool mage cluster:stack`, which build the next release", NextImagesDirEnv)
