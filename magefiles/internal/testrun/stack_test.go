@@ -39,27 +39,6 @@ func TestPlanRunsTheStackSuiteWithItsDirectory(t *testing.T) {
 	}
 }
 
-func TestPlanRunsTheOLMSuiteBeforeTheStackSuite(t *testing.T) {
-	root := writeWorkspace(t, false)
-	for _, p := range []string{olmSuitePackage, stackSuitePackage} {
-		if err := os.MkdirAll(filepath.Join(root, clusterSuiteDir, p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	suites, err := Plan(root, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	olm := suites[len(suites)-2]
-	want := []string{"go", "test", "-race", "-tags", "cluster", "-timeout", "40m", "./test/e2e/olm"}
-	if olm.Name != "cluster operator/test/e2e/olm" || olm.Dir != "operator" || !slices.Equal(olm.Argv, want) {
-		t.Fatalf("suite before the stack suite = %+v; want the OLM suite running %v in operator", olm, want)
-	}
-	if !slices.Contains(olm.Requires, OLMNeeds[0]) || !slices.Contains(olm.Requires, ClusterNeeds[0]) {
-		t.Errorf("the OLM suite requires %v; want busybox-static and the cluster's packages", olm.Requires)
-	}
-}
-
 // The stack suite's catalog names the bundle in the repository the stack package loads it under.
 func TestStackBundleRepositoryMatchesTheStackPackage(t *testing.T) {
 	root, err := workspace.Root(".")

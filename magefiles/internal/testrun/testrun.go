@@ -79,7 +79,8 @@ var pythonNeeds = []sysdeps.Requirement{
 // Plan lists the suites of the repository at root: `go test -race ./...` in every go.work module, the
 // efs-utils pytest suite when efs-utils/ exists, then the local cluster suite when its package exists (it first
 // builds the project's images for the cluster, ClusterImages, and finds them through clusterimages.ImagesDirEnv),
-// then the OLM suite and the stack suite when their packages exist.
+// then the stack suite when its package exists (it installs OLM on its cluster and builds OLM's commands into the
+// tool cache the first time).
 func Plan(root string, opts Options) ([]Suite, error) {
 	mods, err := workspace.Modules(root)
 	if err != nil {
@@ -115,9 +116,6 @@ func Plan(root string, opts Options) ([]Suite, error) {
 			Requires: append(append(append([]sysdeps.Requirement{}, raceNeeds...), ClusterNeeds...), ClusterImagesNeeds...),
 			Prepare:  clusterImages(root),
 		})
-	}
-	if _, err := os.Stat(filepath.Join(root, clusterSuiteDir, olmSuitePackage)); err == nil {
-		suites = append(suites, olmSuite(opts.GoTestFlags))
 	}
 	if _, err := os.Stat(filepath.Join(root, clusterSuiteDir, stackSuitePackage)); err == nil {
 		suites = append(suites, stackSuite(root, opts.GoTestFlags))

@@ -13,9 +13,9 @@ import (
 	"github.com/openshift/aws-efs-csi/operator/test/e2e/localcluster"
 )
 
-// LayoutRef is the reference by digest an OCI image layout's (first) image or index gets in repo: what a catalog
+// layoutRef is the reference by digest an OCI image layout's (first) image or index gets in repo: what a catalog
 // pins a bundle by (`go tool mage bundle` writes the bundle image as a layout in _output/bundle-image/<name>).
-func LayoutRef(layoutDir, repo string) (string, error) {
+func layoutRef(layoutDir, repo string) (string, error) {
 	p, err := layout.FromPath(layoutDir)
 	if err != nil {
 		return "", err
@@ -35,10 +35,10 @@ func LayoutRef(layoutDir, repo string) (string, error) {
 }
 
 // LoadLayout imports the first image or index of an OCI image layout into the cluster's containerd under
-// LayoutRef, so that OLM's bundle unpack Job finds it (OLM pulls a bundle named by digest IfNotPresent). work
+// layoutRef, so that OLM's bundle unpack Job finds it (OLM pulls a bundle named by digest IfNotPresent). work
 // is a scratch directory.
 func LoadLayout(ctx context.Context, c *localcluster.Cluster, layoutDir, repo, work string) (string, error) {
-	ref, err := LayoutRef(layoutDir, repo)
+	ref, err := layoutRef(layoutDir, repo)
 	if err != nil {
 		return "", err
 	}

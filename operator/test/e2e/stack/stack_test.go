@@ -573,7 +573,7 @@ func (s *stack) waitDeployment(t *testing.T, name string, timeout time.Duration)
 		if d.Status.ObservedGeneration < d.Generation || d.Status.UpdatedReplicas != want || d.Status.ReadyReplicas != want || d.Status.Replicas != want {
 			return fmt.Errorf("replicas %d updated %d ready %d, want %d", d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.ReadyReplicas, want)
 		}
-		return s.podsReady(ctx, d.Spec.Selector)
+		return s.podsReady(ctx, namespace, d.Spec.Selector)
 	})
 }
 
@@ -588,12 +588,13 @@ func (s *stack) waitDaemonSet(t *testing.T, name string, timeout time.Duration) 
 		if d.Status.ObservedGeneration < d.Generation || d.Status.DesiredNumberScheduled != 1 || d.Status.UpdatedNumberScheduled != 1 || d.Status.NumberReady != 1 {
 			return fmt.Errorf("desired %d updated %d ready %d, want 1", d.Status.DesiredNumberScheduled, d.Status.UpdatedNumberScheduled, d.Status.NumberReady)
 		}
-		return s.podsReady(ctx, d.Spec.Selector)
+		return s.podsReady(ctx, namespace, d.Spec.Selector)
 	})
 }
 
-func (s *stack) podsReady(ctx context.Context, sel *metav1.LabelSelector) error {
-	pods, err := s.kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(sel)})
+// podsReady reports an error while a pod of ns that sel selects is missing, terminating, not ready or restarted.
+func (s *stack) podsReady(ctx context.Context, ns string, sel *metav1.LabelSelector) error {
+	pods, err := s.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(sel)})
 	if err != nil {
 		return err
 	}

@@ -26,8 +26,11 @@ const NextImagesDirEnv = "AWS_EFS_CSI_CLUSTER_IMAGES_NEXT"
 // image, and the catalog of this release with the next bundle added (it replaces this one in the channel).
 const NextDir = "next"
 
-// TestOLMInstallsAndUpgradesTheOperator installs release N through OLM (installWithOLM: from our catalog and
-// bundle image, as the user guide says), lets the operator install the driver from the ClusterCSIDriver, runs an
+// TestOLMInstallsAndUpgradesTheOperator starts from what the community aws-efs-operator leaves behind
+// (leaveCommunityInstall: its node DaemonSet, CSIDriver, a SharedVolume and an application pod on it), installs
+// release N through OLM (installWithOLM: from our catalog and bundle image, as the user guide says), sees the info
+// alert while no ClusterCSIDriver exists, and lets the operator install the driver from the ClusterCSIDriver,
+// taking over from the community driver without disturbing the application (takenOver). It then runs an
 // application pod that keeps appending to a file on a dynamically provisioned EFS volume, then publishes the
 // catalog holding N+1 (another build of this tree with higher versions): OLM upgrades the CSV, the operator rolls
 // the driver's node DaemonSet to the new driver image, the application pod is never restarted and its data stays
@@ -55,8 +58,10 @@ func TestOLMInstallsAndUpgradesTheOperator(t *testing.T) {
 			}
 		}
 	}
+	community := s.leaveCommunityInstall(t)
 	s.installWithOLM(t)
 	oldCSV := installedCSV(t, s)
+	s.clusterCSIDriverMissingAlert(t, community)
 	if !t.Run("driver ready", func(t *testing.T) {
 		s.createClusterCSIDriver(t)
 		s.waitDeployment(t, controllerName, 5*time.Minute)
@@ -65,10 +70,13 @@ func TestOLMInstallsAndUpgradesTheOperator(t *testing.T) {
 	}) {
 		return
 	}
+	if !t.Run("takeover from the community operator", func(t *testing.T) { s.takenOver(t, community) }) {
+		return
+	}
 	if !t.Run("dynamic volume", func(t *testing.T) { s.dynamicVolumeBound(t) }) {
 		return
 	}
-	app := s.startApp(t)
+	app := s.startAppOn(t, "app", "shared", "before-upgrade")
 
 	if _, err := olm.LoadLayout(ctx, s.c, filepath.Join(next, BundleImageDir, BundleImageName), BundleRepository, filepath.Join(t.TempDir(), "bundle")); err != nil {
 		t.Fatalf("loading the next bundle image: %v", err)
@@ -120,13 +128,8 @@ func TestOLMInstallsAndUpgradesTheOperator(t *testing.T) {
 	s.waitDaemonSet(t, nodeName, 5*time.Minute)
 	s.waitDeployment(t, controllerName, 5*time.Minute)
 
-	p, err := s.kube.CoreV1().Pods("default").Get(ctx, app.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.UID != app.UID || p.Status.Phase != corev1.PodRunning || len(p.Status.ContainerStatuses) != 1 || p.Status.ContainerStatuses[0].RestartCount != 0 {
-		t.Errorf("application pod after the upgrade: UID %s (was %s), phase %s, statuses %+v; want the same pod running, never restarted", p.UID, app.UID, p.Status.Phase, p.Status.ContainerStatuses)
-	}
+	s.appNeverRestarted(t, app)
+	s.appNeverRestarted(t, community.app)
 	s.runPod(t, "reader", "shared",
 		`a=$(wc -l < /data/app.log); sleep 3; b=$(wc -l < /data/app.log); [ "$b" -gt "$a" ] && echo "first=$(head -1 /data/app.log) growing"`,
 		"first=before-upgrade growing")
@@ -139,29 +142,28 @@ func TestOLMInstallsAndUpgradesTheOperator(t *testing.T) {
 	s.checkNoDenials(t)
 }
 
-// startApp runs the application pod: it appends a line a second to app.log on the claim default/shared, the
-// first line written before the upgrade.
-func (s *stack) startApp(t *testing.T) *corev1.Pod {
+// startAppOn runs an application pod in default: it appends first to app.log on the claim, then a line a second.
+func (s *stack) startAppOn(t *testing.T, name, claim, first string) *corev1.Pod {
 	t.Helper()
 	ctx := t.Context()
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "default"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 		Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyAlways,
 			Containers: []corev1.Container{{
 				Name: "main", Image: s.shellImage(t), ImagePullPolicy: corev1.PullIfNotPresent,
-				Command:      []string{"/bin/sh", "-c", `echo before-upgrade >> /data/app.log; while true; do date >> /data/app.log; sleep 1; done`},
+				Command:      []string{"/bin/sh", "-c", `echo ` + first + ` >> /data/app.log; while true; do date >> /data/app.log; sleep 1; done`},
 				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
 			}},
 			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
-				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "shared"}}}},
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}},
 		},
 	}
 	created, err := s.kube.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 3*time.Minute, "application pod running", func(ctx context.Context) error {
+	eventually(t, 3*time.Minute, "application pod "+name+" running", func(ctx context.Context) error {
 		p, err := s.kube.CoreV1().Pods("default").Get(ctx, pod.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -172,6 +174,18 @@ func (s *stack) startApp(t *testing.T) *corev1.Pod {
 		return nil
 	})
 	return created
+}
+
+// appNeverRestarted checks that app is the same pod, running, its container never restarted.
+func (s *stack) appNeverRestarted(t *testing.T, app *corev1.Pod) {
+	t.Helper()
+	p, err := s.kube.CoreV1().Pods("default").Get(t.Context(), app.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.UID != app.UID || p.Status.Phase != corev1.PodRunning || len(p.Status.ContainerStatuses) != 1 || p.Status.ContainerStatuses[0].RestartCount != 0 {
+		t.Errorf("application pod %s: UID %s (was %s), phase %s, statuses %+v; want the same pod running, never restarted", app.Name, p.UID, app.UID, p.Status.Phase, p.Status.ContainerStatuses)
+	}
 }
 
 // claimBound creates a claim of the StorageClass efs-sc and waits until it is Bound.
