@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 
 	"github.com/openshift/aws-efs-csi/operator/pkg/sharedvolume"
 	"github.com/openshift/aws-efs-csi/operator/test/e2e/bundleinstall"
@@ -279,7 +280,15 @@ func (s *stack) dynamicVolumeBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	var pvName string
-	eventually(t, 2*time.Minute, "claim default/shared Bound", func(ctx context.Context) error {
+	created := time.Now()
+	defer func() {
+		// A slow first claim has been a controller rollout right after the install: the new csi-provisioner
+		// waits for the old one's lease. Say which, so the time can be told apart from provisioning.
+		if took := time.Since(created); took > 20*time.Second {
+			t.Logf("claim default/shared took %s to be Bound; %s", took.Round(time.Second), s.controllerHistory(context.WithoutCancel(ctx)))
+		}
+	}()
+	eventually(t, 3*time.Minute, "claim default/shared Bound", func(ctx context.Context) error {
 		c, err := s.kube.CoreV1().PersistentVolumeClaims("default").Get(ctx, claim.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -306,6 +315,28 @@ func (s *stack) dynamicVolumeBound(t *testing.T) {
 		t.Errorf("fakeaws calls %v; want a CreateAccessPoint", calls)
 	}
 	t.Logf("fakeaws calls after provisioning: %v", calls)
+}
+
+// controllerHistory describes the controller Deployment's ReplicaSets (revision, creation time, replicas) and who
+// holds csi-provisioner's lease since when.
+func (s *stack) controllerHistory(ctx context.Context) string {
+	var b strings.Builder
+	rss, err := s.kube.AppsV1().ReplicaSets(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	b.WriteString("controller ReplicaSets:")
+	for _, rs := range rss.Items {
+		if strings.HasPrefix(rs.Name, controllerName+"-") {
+			fmt.Fprintf(&b, " %s (revision %s, created %s, %d replicas)", rs.Name, rs.Annotations["deployment.kubernetes.io/revision"],
+				rs.CreationTimestamp.UTC().Format("15:04:05"), rs.Status.Replicas)
+		}
+	}
+	if l, err := s.kube.CoordinationV1().Leases(namespace).Get(ctx, provisionerLease, metav1.GetOptions{}); err == nil && l.Spec.HolderIdentity != nil {
+		fmt.Fprintf(&b, "; lease %s held by %s, acquired %s, %d transitions", provisionerLease, *l.Spec.HolderIdentity,
+			l.Spec.AcquireTime.UTC().Format("15:04:05"), ptr.Deref(l.Spec.LeaseTransitions, 0))
+	}
+	return b.String()
 }
 
 // podsShareFiles runs two pods on the claim default/shared: each writes a file and reads the other's, through

@@ -161,7 +161,7 @@ func (s *stack) startCommunityNodePlugin(t *testing.T) *appsv1.DaemonSet {
 		t.Fatal(err)
 	}
 	for _, im := range images {
-		values[im.Placeholder] = im.Ref
+		values["${"+im.Placeholder+"}"] = im.Ref
 	}
 	manifest, err := assets.Render(assets.NodeDaemonSet, values)
 	if err != nil {
@@ -258,8 +258,22 @@ func (s *stack) startCommunityNodePlugin(t *testing.T) *appsv1.DaemonSet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 3*time.Minute, "community node DaemonSet ready", func(ctx context.Context) error {
-		return s.podsReady(ctx, communityNamespace, ds.Spec.Selector)
+	eventually(t, 3*time.Minute, "community node plugin ready and registered with the kubelet", func(ctx context.Context) error {
+		if err := s.podsReady(ctx, communityNamespace, ds.Spec.Selector); err != nil {
+			return err
+		}
+		nodes, err := s.kube.StorageV1().CSINodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes.Items {
+			for _, d := range n.Spec.Drivers {
+				if d.Name == driverName {
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("no CSINode lists %s", driverName)
 	})
 	return created
 }
