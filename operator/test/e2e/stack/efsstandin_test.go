@@ -114,7 +114,12 @@ func startEFSStandIn(t *testing.T) *standInReady {
 // setFaults sets fakeaws faults while efs-standin runs, each a --fault spec ("*:latency=20ms"; "*:latency=0s"
 // clears).
 func (r *standInReady) setFaults(ctx context.Context, specs ...string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.ControlURL+"/faults", strings.NewReader(strings.Join(specs, "\n")))
+	return r.post(ctx, "/faults", strings.Join(specs, "\n"))
+}
+
+// post sends body to the control endpoint's path and wants a 2xx answer.
+func (r *standInReady) post(ctx context.Context, path, body string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.ControlURL+path, strings.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -123,9 +128,9 @@ func (r *standInReady) setFaults(ctx context.Context, specs ...string) error {
 		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
+	if resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(resp.Body)
-		return fmt.Errorf("POST %s/faults %q: %s %s", r.ControlURL, specs, resp.Status, b)
+		return fmt.Errorf("POST %s%s %q: %s %s", r.ControlURL, path, body, resp.Status, b)
 	}
 	return nil
 }

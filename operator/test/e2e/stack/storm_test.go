@@ -411,17 +411,8 @@ func accessPoints(t *testing.T, c *efs.Client, fsID string) map[string]int64 {
 
 func (s *stack) resetCalls(t *testing.T) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.aws.ControlURL+"/calls/reset", nil)
-	if err != nil {
+	if err := s.aws.post(t.Context(), "/calls/reset", ""); err != nil {
 		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		t.Fatalf("POST %s/calls/reset: %s", s.aws.ControlURL, resp.Status)
 	}
 }
 
