@@ -130,6 +130,7 @@ func (s *stack) provisioningStorm(t *testing.T) {
 			return nil
 		})
 		s.waitDeployment(t, controllerName, 5*time.Minute)
+		s.handOverProvisionerLease(t)
 	}()
 
 	// Many requests at once: client-go's default of 5 per second would measure this client, not the driver.
@@ -162,11 +163,7 @@ func (s *stack) provisioningStorm(t *testing.T) {
 			// provisioning.
 			s.setControllerArgs(t, flags, map[string]string{"--delete-access-point-root-dir": "false"})
 			s.waitDeployment(t, controllerName, 5*time.Minute)
-			// The stopped csi-provisioner did not release its lease, which names the shipped 137 s duration
-			// the first time: with the old pod gone, deleting the lease hands it over at once.
-			if err := s.kube.CoordinationV1().Leases(namespace).Delete(t.Context(), provisionerLease, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				t.Fatal(err)
-			}
+			s.handOverProvisionerLease(t)
 			// One claim through and back first: the new csi-provisioner holds the leader lease and the
 			// driver's caches are filled, so the storm measures provisioning, not the rollout.
 			s.storm(t, kube, ap, "warm", 1, n)
@@ -201,6 +198,16 @@ const stormClass = "efs-storm"
 
 // provisionerLease is csi-provisioner's leader-election lease (named after the driver).
 const provisionerLease = "efs-csi-aws-com"
+
+// handOverProvisionerLease deletes csi-provisioner's lease once a rollout has stopped the old controller pod: the
+// stopped csi-provisioner does not release it, and the new one would wait for it to expire (137 s as shipped)
+// before provisioning. An administrator's delete hands it over at once; the storm measures provisioning, not that.
+func (s *stack) handOverProvisionerLease(t *testing.T) {
+	t.Helper()
+	if err := s.kube.CoordinationV1().Leases(namespace).Delete(t.Context(), provisionerLease, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+}
 
 // createStormStorageClass creates a StorageClass with the default dynamic-provisioning parameters.
 func (s *stack) createStormStorageClass(t *testing.T) {
