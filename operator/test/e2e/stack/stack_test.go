@@ -4,6 +4,8 @@ package stack
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -328,8 +330,9 @@ func (s *stack) controllerHistory(ctx context.Context) string {
 	b.WriteString("controller ReplicaSets:")
 	for _, rs := range rss.Items {
 		if strings.HasPrefix(rs.Name, controllerName+"-") {
-			fmt.Fprintf(&b, " %s (revision %s, created %s, %d replicas)", rs.Name, rs.Annotations["deployment.kubernetes.io/revision"],
-				rs.CreationTimestamp.UTC().Format("15:04:05"), rs.Status.Replicas)
+			fmt.Fprintf(&b, " %s (revision %s, created %s, %d replicas, pod annotations %v, containers %s)", rs.Name,
+				rs.Annotations["deployment.kubernetes.io/revision"], rs.CreationTimestamp.UTC().Format("15:04:05"), rs.Status.Replicas,
+				rs.Spec.Template.Annotations, containerDigests(rs.Spec.Template.Spec.Containers))
 		}
 	}
 	if l, err := s.kube.CoordinationV1().Leases(namespace).Get(ctx, provisionerLease, metav1.GetOptions{}); err == nil && l.Spec.HolderIdentity != nil {
@@ -337,6 +340,17 @@ func (s *stack) controllerHistory(ctx context.Context) string {
 			l.Spec.AcquireTime.UTC().Format("15:04:05"), ptr.Deref(l.Spec.LeaseTransitions, 0))
 	}
 	return b.String()
+}
+
+// containerDigests names each container with a short digest of its image, arguments, environment and mounts, so
+// that two ReplicaSets' lists show which container a rollout changed.
+func containerDigests(cs []corev1.Container) string {
+	var parts []string
+	for _, c := range cs {
+		b, _ := json.Marshal([]any{c.Image, c.Args, c.Env, c.VolumeMounts})
+		parts = append(parts, fmt.Sprintf("%s=%x", c.Name, sha256.Sum256(b))[:len(c.Name)+9])
+	}
+	return strings.Join(parts, " ")
 }
 
 // podsShareFiles runs two pods on the claim default/shared: each writes a file and reads the other's, through
