@@ -27,6 +27,38 @@ var testValues = map[string]string{
 	assets.ToolsImage:               "quay.io/test/tools:1",
 }
 
+// libraryGoValues are what library-go's manifest hooks fill before the workload hooks run.
+var libraryGoValues = map[string]string{
+	"${LOG_LEVEL}":                      "2",
+	"${CLUSTER_ID}":                     "c-1",
+	"${TLS_CIPHER_SUITES}":              "TLS_AES_128_GCM_SHA256",
+	"${TLS_MIN_VERSION}":                "VersionTLS12",
+	"${LEADER_ELECTION_LEASE_DURATION}": "137s",
+	"${LEADER_ELECTION_RENEW_DEADLINE}": "107s",
+	"${LEADER_ELECTION_RETRY_PERIOD}":   "26s",
+}
+
+// filledDaemonSet returns the node DaemonSet as library-go hands it to the workload hooks: the start-up
+// placeholders and library-go's own filled.
+func filledDaemonSet(t *testing.T) *appsv1.DaemonSet {
+	t.Helper()
+	values := map[string]string{}
+	for _, m := range []map[string]string{testValues, libraryGoValues} {
+		for k, v := range m {
+			values[k] = v
+		}
+	}
+	b, err := assets.Render(assets.NodeDaemonSet, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := &appsv1.DaemonSet{}
+	if err := yaml.Unmarshal(b, ds); err != nil {
+		t.Fatalf("parsing %s: %v", assets.NodeDaemonSet, err)
+	}
+	return ds
+}
+
 // shippedDeployment returns the controller Deployment exactly as shipped, with the start-up placeholders filled.
 func shippedDeployment(t *testing.T) *appsv1.Deployment {
 	t.Helper()

@@ -69,6 +69,8 @@ func Deployment(in Inputs) ([]dc.DeploymentHookFunc, []factory.Informer) {
 		ServiceEndpoints(in.Config.Config().V1().Infrastructures().Lister(), func(d *appsv1.Deployment) *corev1.PodSpec { return &d.Spec.Template.Spec }),
 		csidrivercontrollerservicecontroller.WithSecretHashAnnotationHook(in.Namespace, ControllerCredentialsSecret, secrets),
 		csidrivercontrollerservicecontroller.WithSecretHashAnnotationHook(in.Namespace, MetricsServingCertSecret, secrets),
+		// Last: it sees the Deployment every other hook made.
+		whilemanaged.Hook(in.ClusterCSIDrivers, in.ClusterCSIDriverName, NoPlaceholdersLeft(func(d *appsv1.Deployment) *corev1.PodTemplateSpec { return &d.Spec.Template })),
 	}
 	informers := []factory.Informer{
 		cms.Informer(),
@@ -93,6 +95,8 @@ func DaemonSet(in Inputs) ([]csidrivernodeservicecontroller.DaemonSetHookFunc, [
 		NodeDNSPolicy(),
 		ServiceEndpoints(in.Config.Config().V1().Infrastructures().Lister(), func(ds *appsv1.DaemonSet) *corev1.PodSpec { return &ds.Spec.Template.Spec }),
 		csidrivernodeservicecontroller.WithSecretHashAnnotationHook(in.Namespace, NodeCredentialsSecret, secrets),
+		// Last: it sees the DaemonSet every other hook made.
+		whilemanaged.Hook(in.ClusterCSIDrivers, in.ClusterCSIDriverName, NoPlaceholdersLeft(func(ds *appsv1.DaemonSet) *corev1.PodTemplateSpec { return &ds.Spec.Template })),
 	}
 	informers := []factory.Informer{
 		cms.Informer(),

@@ -231,7 +231,7 @@ func TestDaemonSetHookList(t *testing.T) {
 	if len(infs) == 0 {
 		t.Fatal("DaemonSet hooks declare no informers")
 	}
-	ds := shippedDaemonSet(t)
+	ds := filledDaemonSet(t)
 	for i, h := range hooks {
 		if err := h(observedProxy(), ds); err != nil {
 			t.Fatalf("hook %d: %v", i, err)
