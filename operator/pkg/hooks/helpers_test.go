@@ -1,11 +1,11 @@
 package hooks
 
 import (
+	"maps"
 	"testing"
 
 	configv1 "github.com/openshift/api/config/v1"
 	opv1 "github.com/openshift/api/operator/v1"
-	"github.com/openshift/library-go/pkg/operator/resource/resourceread"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,55 +38,42 @@ var libraryGoValues = map[string]string{
 	"${LEADER_ELECTION_RETRY_PERIOD}":   "26s",
 }
 
-// filledDaemonSet returns the node DaemonSet as library-go hands it to the workload hooks: the start-up
-// placeholders and library-go's own filled.
-func filledDaemonSet(t *testing.T) *appsv1.DaemonSet {
+// withLibraryGo returns values with library-go's placeholders added, as library-go hands the workloads to the
+// workload hooks.
+func withLibraryGo(values map[string]string) map[string]string {
+	out := maps.Clone(values)
+	maps.Copy(out, libraryGoValues)
+	return out
+}
+
+// render renders the manifest name with values and parses it into a T.
+func render[T any](t *testing.T, name string, values map[string]string) *T {
 	t.Helper()
-	values := map[string]string{}
-	for _, m := range []map[string]string{testValues, libraryGoValues} {
-		for k, v := range m {
-			values[k] = v
-		}
-	}
-	b, err := assets.Render(assets.NodeDaemonSet, values)
+	b, err := assets.Render(name, values)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds := &appsv1.DaemonSet{}
-	if err := yaml.Unmarshal(b, ds); err != nil {
-		t.Fatalf("parsing %s: %v", assets.NodeDaemonSet, err)
+	obj := new(T)
+	if err := yaml.Unmarshal(b, obj); err != nil {
+		t.Fatalf("parsing %s: %v", name, err)
 	}
-	return ds
+	return obj
+}
+
+// filledDaemonSet returns the node DaemonSet as library-go hands it to the workload hooks: the start-up
+// placeholders and library-go's own filled.
+func filledDaemonSet(t *testing.T) *appsv1.DaemonSet {
+	return render[appsv1.DaemonSet](t, assets.NodeDaemonSet, withLibraryGo(testValues))
 }
 
 // shippedDeployment returns the controller Deployment exactly as shipped, with the start-up placeholders filled.
 func shippedDeployment(t *testing.T) *appsv1.Deployment {
-	t.Helper()
-	b, err := assets.Render(assets.ControllerDeployment, testValues)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &appsv1.Deployment{}
-	if err := yaml.Unmarshal(b, d); err != nil {
-		t.Fatalf("parsing %s: %v", assets.ControllerDeployment, err)
-	}
-	return d
+	return render[appsv1.Deployment](t, assets.ControllerDeployment, testValues)
 }
 
 // shippedDaemonSet returns the node DaemonSet exactly as shipped, with the start-up placeholders filled.
 func shippedDaemonSet(t *testing.T) *appsv1.DaemonSet {
-	t.Helper()
-	b, err := assets.Render(assets.NodeDaemonSet, testValues)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds := &appsv1.DaemonSet{}
-	if err := yaml.Unmarshal(b, ds); err != nil {
-		t.Fatalf("parsing %s: %v", assets.NodeDaemonSet, err)
-	}
-	// resourceread is what library-go uses; make sure it accepts the asset too.
-	_ = resourceread.ReadDaemonSetV1OrDie
-	return ds
+	return render[appsv1.DaemonSet](t, assets.NodeDaemonSet, testValues)
 }
 
 func envOf(t *testing.T, spec *corev1.PodSpec, containerName, name string) (string, bool) {
