@@ -203,25 +203,10 @@ func lock(ctx context.Context, path string, log io.Writer) (func(), error) {
 
 // buildSet writes the throwaway module into work and builds every command of cmds into out.
 func buildSet(ctx context.Context, cmds []struct{ name, pkg string }, work, out string, log io.Writer) error {
-	mod := "module kubernetesbuild\n\ngo 1.26\n\nrequire (\n\tk8s.io/kubernetes " + KubernetesVersion +
-		"\n\tgo.etcd.io/etcd/server/v3 " + EtcdVersion + "\n)\n"
-	if err := os.WriteFile(filepath.Join(work, "go.mod"), []byte(mod), 0o644); err != nil {
+	if err := writeModule(ctx, work, log); err != nil {
 		return err
 	}
-	staging, err := stagingModules(ctx, work)
-	if err != nil {
-		return err
-	}
-	// k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them with ./staging; the proxy serves
-	// them only under their own tags, v0.<minor>.<patch>.
-	args := []string{"mod", "edit"}
-	for _, m := range staging {
-		args = append(args, "-replace="+m+"="+m+"@"+StagingVersion())
-	}
-	if err := goCmd(ctx, work, log, args...); err != nil {
-		return err
-	}
-	args = []string{"build", "-trimpath", "-ldflags", versionLDFlags(), "-o", out + "/"}
+	args := []string{"build", "-trimpath", "-ldflags", versionLDFlags(), "-o", out + "/"}
 	for _, c := range cmds {
 		args = append(args, c.pkg)
 	}
@@ -237,6 +222,27 @@ func buildSet(ctx context.Context, cmds []struct{ name, pkg string }, work, out 
 		}
 	}
 	return nil
+}
+
+// writeModule writes the throwaway module of every Kubernetes build into work: k8s.io/kubernetes and etcd's server
+// at their versions, so that every build resolves the same dependency versions and shares the Go build cache.
+func writeModule(ctx context.Context, work string, log io.Writer) error {
+	mod := "module kubernetesbuild\n\ngo 1.26\n\nrequire (\n\tk8s.io/kubernetes " + KubernetesVersion +
+		"\n\tgo.etcd.io/etcd/server/v3 " + EtcdVersion + "\n)\n"
+	if err := os.WriteFile(filepath.Join(work, "go.mod"), []byte(mod), 0o644); err != nil {
+		return err
+	}
+	staging, err := stagingModules(ctx, work)
+	if err != nil {
+		return err
+	}
+	// k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them with ./staging; the proxy serves
+	// them only under their own tags, v0.<minor>.<patch>.
+	args := []string{"mod", "edit"}
+	for _, m := range staging {
+		args = append(args, "-replace="+m+"="+m+"@"+StagingVersion())
+	}
+	return goCmd(ctx, work, log, args...)
 }
 
 // StagingVersion is the version of the k8s.io staging modules (k8s.io/api, client-go, ...) released with
