@@ -24,8 +24,9 @@ var (
 	OPMImage = repository + "opm:" + RegistryVersion
 )
 
-// busybox is Debian's busybox-static (a static binary), the cp of OLMImage.
-const busybox = "/bin/busybox"
+// Busybox is Debian's busybox-static (a static binary; magefiles/internal/testrun installs it): the cp of OLMImage,
+// and the stand-in for Kubernetes' e2e test images (storagee2e).
+const Busybox = "/bin/busybox"
 
 // writeTagged writes img as a docker archive tagged ref to out, for images that pods name by tag.
 func writeTagged(img v1.Image, ref, out string) error {

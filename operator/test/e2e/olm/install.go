@@ -41,7 +41,7 @@ func Install(ctx context.Context, c *localcluster.Cluster, toolsDir, work string
 	}
 	olmImg, err := localcluster.FilesImage([]localcluster.ImageFile{
 		{Path: "/bin/olm", Source: bins.OLM}, {Path: "/bin/catalog", Source: bins.Catalog}, {Path: "/bin/cpb", Source: bins.CPB},
-		{Path: busybox, Source: busybox}, {Path: "/bin/cp", Link: "busybox"},
+		{Path: Busybox, Source: Busybox}, {Path: "/bin/cp", Link: "busybox"},
 	}, localcluster.ImageConfig{Entrypoint: []string{"/bin/olm"}, User: "1001"})
 	if err != nil {
 		return fmt.Errorf("OLM image (its cp is busybox: apt-get install busybox-static): %w", err)

@@ -22,7 +22,11 @@ var (
 	bins *cluster.Binaries
 	// stackDir is the directory DirEnv names.
 	stackDir string
+	// e2eTest is Kubernetes' e2e.test at the cluster's version (e2eVersion), for its external storage tests.
+	e2eTest string
 )
+
+const e2eVersion = cluster.KubernetesVersion
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -37,6 +41,9 @@ func TestMain(m *testing.M) {
 			ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 			var b cluster.Binaries
 			b, err = cluster.Build(ctx, tools, os.Stderr)
+			if err == nil {
+				e2eTest, err = cluster.BuildE2ETest(ctx, tools, os.Stderr)
+			}
 			cancel()
 			bins = &b
 		}

@@ -216,6 +216,7 @@ func TestOperatorInstallsTheDriver(t *testing.T) {
 	t.Run("access point deletion", s.accessPointDeletion)
 	t.Run("node plugin restart", s.nodePluginRestart)
 	t.Run("driver image roll", s.driverImageRoll)
+	t.Run("kubernetes storage tests", s.kubernetesStorageTests)
 	if !t.Run("removed then managed", func(t *testing.T) {
 		s.setManagementState(t, opv1.Removed)
 		eventually(t, 2*time.Minute, "driver workloads and pods gone in Removed", s.driverGone)

@@ -1,0 +1,78 @@
+//go:build cluster
+
+package stack
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/openshift/aws-efs-csi/operator/test/e2e/olm"
+	"github.com/openshift/aws-efs-csi/operator/test/e2e/storagee2e"
+)
+
+// minStoragePassed is the fewest external storage tests the selection must pass: a run that passes fewer has
+// lost tests (a capability or a focus that no longer matches), which would otherwise look like a clean run.
+const minStoragePassed = 20
+
+// kubernetesStorageTests runs Kubernetes' external storage tests (e2e.test at the cluster's version with our test
+// driver file) against the driver the operator installed: their pods run a stand-in for the e2e test images
+// (registry.k8s.io is not reachable), their claims are provisioned through the StorageClass the file names.
+func (s *stack) kubernetesStorageTests(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	refs, err := storagee2e.ImagesToStandIn(ctx, e2eTest, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(dir, "e2e-images.tar")
+	if err := storagee2e.WriteStandInImage(ctx, olm.Busybox, refs, archive); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.c.ImportImage(ctx, archive); err != nil {
+		t.Fatalf("loading the stand-in e2e images %v: %v", refs, err)
+	}
+	sc := &storagev1.StorageClass{
+		ObjectMeta:  metav1.ObjectMeta{Name: storagee2e.StorageClassName},
+		Provisioner: driverName,
+		// 777: on EFS the access point maps every client to its POSIX user, so a test pod of any user can write;
+		// the stand-in's bind mount enforces no access point user, so the directory has to let them.
+		Parameters: map[string]string{"provisioningMode": "efs-ap", "fileSystemId": s.aws.RegionalFileSystemID, "directoryPerms": "777"},
+	}
+	if _, err := s.kube.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := s.kube.StorageV1().StorageClasses().Delete(ctx, sc.Name, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("deleting StorageClass %s: %v", sc.Name, err)
+		}
+	}()
+	logPath := filepath.Join(dir, "e2e.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	started := time.Now()
+	rep, err := storagee2e.Run(ctx, storagee2e.Options{
+		E2ETest: e2eTest, Kubeconfig: s.c.Kubeconfig, Dir: dir, Timeout: 20 * time.Minute, Log: logFile,
+	})
+	t.Logf("Kubernetes %s external storage tests in %s: %s", e2eVersion, time.Since(started).Round(time.Second), rep)
+	if err != nil || len(rep.Failed) > 0 {
+		t.Logf("e2e.test output (the end):\n%s", tail(logPath, 400))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Failed {
+		t.Errorf("failed: %s", f.Name)
+	}
+	if len(rep.Passed) < minStoragePassed {
+		t.Errorf("%d tests passed, want at least %d: the selection (focus %q, skip %q) or the test driver file lost tests",
+			len(rep.Passed), minStoragePassed, storagee2e.Focus, storagee2e.Skip)
+	}
+}

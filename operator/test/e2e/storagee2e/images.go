@@ -1,0 +1,109 @@
+package storagee2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/openshift/aws-efs-csi/operator/test/e2e/localcluster"
+)
+
+// StandInRegistry replaces the registry of Kubernetes' e2e test images (promoterE2eRegistry,
+// registry.k8s.io/e2e-test-images) through KUBE_TEST_REPO_LIST: the images the tests name are then found under it
+// in the cluster's containerd, where WriteStandInImage's archive puts them, and nothing is pulled.
+const StandInRegistry = "localhost/aws-efs-csi-e2e/k8s-e2e-test-images"
+
+// repoList is the KUBE_TEST_REPO_LIST file that points the e2e test images at StandInRegistry.
+const repoList = "promoterE2eRegistry: " + StandInRegistry + "\n"
+
+// standInImages are the e2e test images the storage tests' pods run (by name, as e2e.test --list-images prints
+// them): busybox for nearly every pod, nginx for the exec test's, which only runs a shell script in it.
+var standInImages = []string{"busybox", "nginx"}
+
+// ImagesToStandIn lists the references of the images the storage tests run, as e2e.test names them with the
+// stand-in registry (its --list-images).
+func ImagesToStandIn(ctx context.Context, e2eTest, dir string) ([]string, error) {
+	listFile, err := writeRepoList(dir)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, e2eTest, "--list-images")
+	cmd.Env = append(os.Environ(), "KUBE_TEST_REPO_LIST="+listFile)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s --list-images: %w\n%s", e2eTest, err, stderr.String())
+	}
+	return selectImages(string(out))
+}
+
+// selectImages picks from e2e.test --list-images' output the stand-in registry's images named in standInImages.
+func selectImages(listing string) ([]string, error) {
+	var refs []string
+	found := map[string]bool{}
+	sc := bufio.NewScanner(strings.NewReader(listing))
+	for sc.Scan() {
+		ref := strings.TrimSpace(sc.Text())
+		repo, _, ok := strings.Cut(ref, ":")
+		if !ok || !strings.HasPrefix(repo, StandInRegistry+"/") {
+			continue
+		}
+		for _, n := range standInImages {
+			if path.Base(repo) == n {
+				refs = append(refs, ref)
+				found[n] = true
+			}
+		}
+	}
+	for _, n := range standInImages {
+		if !found[n] {
+			return nil, fmt.Errorf("e2e.test --list-images names no %s image under %s:\n%s", n, StandInRegistry, listing)
+		}
+	}
+	return refs, nil
+}
+
+// WriteStandInImage writes, as a docker archive at out tagged with every reference of refs, the image that stands
+// in for the e2e test images here: Debian's static busybox (the file at busybox) with a link for each of its
+// applets where `busybox --list-full` puts it, which is what the upstream busybox test image holds.
+func WriteStandInImage(ctx context.Context, busybox string, refs []string, out string) error {
+	list, err := exec.CommandContext(ctx, busybox, "--list-full").Output()
+	if err != nil {
+		return fmt.Errorf("%s --list-full: %w", busybox, err)
+	}
+	files := []localcluster.ImageFile{{Path: "/bin/busybox", Source: busybox}}
+	for _, applet := range strings.Fields(string(list)) {
+		if p := "/" + applet; p != "/bin/busybox" {
+			files = append(files, localcluster.ImageFile{Path: p, Link: "/bin/busybox"})
+		}
+	}
+	img, err := localcluster.FilesImage(files, localcluster.ImageConfig{})
+	if err != nil {
+		return err
+	}
+	tags := map[name.Reference]v1.Image{}
+	for _, r := range refs {
+		tag, err := name.NewTag(r)
+		if err != nil {
+			return err
+		}
+		tags[tag] = img
+	}
+	return tarball.MultiRefWriteToFile(out, tags)
+}
+
+// writeRepoList writes the KUBE_TEST_REPO_LIST file into dir and returns its path.
+func writeRepoList(dir string) (string, error) {
+	p := path.Join(dir, "repo-list.yaml")
+	return p, os.WriteFile(p, []byte(repoList), 0o644)
+}
