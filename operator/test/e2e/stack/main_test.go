@@ -22,8 +22,9 @@ var (
 	bins *cluster.Binaries
 	// stackDir is the directory DirEnv names.
 	stackDir string
-	// e2eTest is Kubernetes' e2e.test at the cluster's version (e2eVersion), for its external storage tests.
-	e2eTest string
+	// e2e is Kubernetes' e2e.test at the cluster's version (e2eVersion) and ginkgo's CLI, for the external storage
+	// tests.
+	e2e cluster.E2E
 )
 
 const e2eVersion = cluster.KubernetesVersion
@@ -42,7 +43,7 @@ func TestMain(m *testing.M) {
 			var b cluster.Binaries
 			b, err = cluster.Build(ctx, tools, os.Stderr)
 			if err == nil {
-				e2eTest, err = cluster.BuildE2ETest(ctx, tools, os.Stderr)
+				e2e, err = cluster.BuildE2E(ctx, tools, os.Stderr)
 			}
 			cancel()
 			bins = &b

@@ -19,18 +19,22 @@ import (
 // lost tests (a capability or a focus that no longer matches), which would otherwise look like a clean run.
 const minStoragePassed = 20
 
+// storageProcs is how many processes run the storage tests at once: most of a test's time is spent waiting for
+// pods and claims, so more processes than the two cores still shorten the run.
+const storageProcs = 4
+
 // kubernetesStorageTests runs Kubernetes' external storage tests (e2e.test at the cluster's version with our test
 // driver file) against the driver the operator installed: their pods run a stand-in for the e2e test images
 // (registry.k8s.io is not reachable), their claims are provisioned through the StorageClass the file names.
 func (s *stack) kubernetesStorageTests(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
-	refs, err := storagee2e.ImagesToStandIn(ctx, e2eTest, dir)
+	refs, err := storagee2e.ImagesToStandIn(ctx, e2e.Test, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	archive := filepath.Join(dir, "e2e-images.tar")
-	if err := storagee2e.WriteStandInImage(ctx, olm.Busybox, refs, archive); err != nil {
+	if err := storagee2e.WriteStandInImages(ctx, olm.Busybox, e2e.Agnhost, refs, archive); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.c.ImportImage(ctx, archive); err != nil {
@@ -59,7 +63,8 @@ func (s *stack) kubernetesStorageTests(t *testing.T) {
 	defer logFile.Close()
 	started := time.Now()
 	rep, err := storagee2e.Run(ctx, storagee2e.Options{
-		E2ETest: e2eTest, Kubeconfig: s.c.Kubeconfig, Dir: dir, Timeout: 20 * time.Minute, Log: logFile,
+		E2ETest: e2e.Test, Ginkgo: e2e.Ginkgo, Kubeconfig: s.c.Kubeconfig, Dir: dir, Procs: storageProcs,
+		Timeout: 20 * time.Minute, Log: logFile,
 	})
 	t.Logf("Kubernetes %s external storage tests in %s: %s", e2eVersion, time.Since(started).Round(time.Second), rep)
 	if err != nil || len(rep.Failed) > 0 {

@@ -26,8 +26,12 @@ const StandInRegistry = "localhost/aws-efs-csi-e2e/k8s-e2e-test-images"
 const repoList = "promoterE2eRegistry: " + StandInRegistry + "\n"
 
 // standInImages are the e2e test images the storage tests' pods run (by name, as e2e.test --list-images prints
-// them): busybox for nearly every pod, nginx for the exec test's, which only runs a shell script in it.
-var standInImages = []string{"busybox", "nginx"}
+// them): busybox for nearly every pod; nginx (the exec test) and glibc-dns-testing (the read-only multi-pod test),
+// in which the tests only run shell commands; agnhost, whose mounttest the subPath tests run.
+var standInImages = []string{"busybox", "nginx", "glibc-dns-testing", agnhostImage}
+
+// agnhostImage is the e2e test image that holds the agnhost program (its entrypoint) besides the shell utilities.
+const agnhostImage = "agnhost"
 
 // ImagesToStandIn lists the references of the images the storage tests run, as e2e.test names them with the
 // stand-in registry (its --list-images).
@@ -73,10 +77,12 @@ func selectImages(listing string) ([]string, error) {
 	return refs, nil
 }
 
-// WriteStandInImage writes, as a docker archive at out tagged with every reference of refs, the image that stands
-// in for the e2e test images here: Debian's static busybox (the file at busybox) with a link for each of its
-// applets where `busybox --list-full` puts it, which is what the upstream busybox test image holds.
-func WriteStandInImage(ctx context.Context, busybox string, refs []string, out string) error {
+// WriteStandInImages writes, as one docker archive at out, the images that stand in for the e2e test images refs
+// here: Debian's static busybox (the file at busybox) with a link for each of its applets where
+// `busybox --list-full` puts it, which is what the upstream busybox test image holds; for agnhost the same plus
+// the agnhost program (built from k8s.io/kubernetes at the cluster's version) as /agnhost, its entrypoint, as in
+// the upstream image.
+func WriteStandInImages(ctx context.Context, busybox, agnhost string, refs []string, out string) error {
 	list, err := exec.CommandContext(ctx, busybox, "--list-full").Output()
 	if err != nil {
 		return fmt.Errorf("%s --list-full: %w", busybox, err)
@@ -87,7 +93,12 @@ func WriteStandInImage(ctx context.Context, busybox string, refs []string, out s
 			files = append(files, localcluster.ImageFile{Path: p, Link: "/bin/busybox"})
 		}
 	}
-	img, err := localcluster.FilesImage(files, localcluster.ImageConfig{})
+	shell, err := localcluster.FilesImage(files, localcluster.ImageConfig{})
+	if err != nil {
+		return err
+	}
+	withAgnhost, err := localcluster.FilesImage(append(files, localcluster.ImageFile{Path: "/agnhost", Source: agnhost}),
+		localcluster.ImageConfig{Entrypoint: []string{"/agnhost"}})
 	if err != nil {
 		return err
 	}
@@ -97,7 +108,10 @@ func WriteStandInImage(ctx context.Context, busybox string, refs []string, out s
 		if err != nil {
 			return err
 		}
-		tags[tag] = img
+		tags[tag] = shell
+		if path.Base(tag.RepositoryStr()) == agnhostImage {
+			tags[tag] = withAgnhost
+		}
 	}
 	return tarball.MultiRefWriteToFile(out, tags)
 }

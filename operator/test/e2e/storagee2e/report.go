@@ -22,6 +22,9 @@ type Report struct {
 // out; a spec that ran and skipped itself (e2eskipper.Skipf) carries "skipped - <why>".
 const filteredMessage = "skipped"
 
+// itPrefix starts the JUnit name of every test (a ginkgo It); suite nodes have their own.
+const itPrefix = "[It] "
+
 // ReadJUnit reads a ginkgo JUnit report (e2e.test --ginkgo.junit-report) into a Report, leaving out the specs that
 // were filtered out and ginkgo's own suite nodes ([SynchronizedBeforeSuite] and the like) that passed.
 func ReadJUnit(r io.Reader) (Report, error) {
@@ -50,13 +53,17 @@ func ReadJUnit(r io.Reader) (Report, error) {
 	var rep Report
 	for _, s := range doc.Suites {
 		for _, c := range s.Cases {
-			spec := Spec{Name: c.Name, State: c.Status}
-			suiteNode := strings.HasPrefix(c.Name, "[") && !strings.Contains(c.Name, " ")
+			spec := Spec{Name: strings.TrimPrefix(c.Name, itPrefix), State: c.Status}
+			if !strings.HasPrefix(c.Name, itPrefix) {
+				// ginkgo's suite nodes ([SynchronizedBeforeSuite], [ReportAfterSuite] ...) are not tests; a failed
+				// one still fails the run.
+				if c.Status == "passed" || c.Status == "skipped" {
+					continue
+				}
+			}
 			switch {
 			case c.Status == "passed":
-				if !suiteNode {
-					rep.Passed = append(rep.Passed, spec)
-				}
+				rep.Passed = append(rep.Passed, spec)
 			case c.Status == "skipped" || c.Status == "pending":
 				if c.Skipped == nil || strings.TrimSpace(c.Skipped.Message) == filteredMessage {
 					continue

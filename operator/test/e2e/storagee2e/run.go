@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"time"
 )
 
@@ -23,8 +24,12 @@ const StorageClassName = "e2e-efs-ap"
 
 // Options of one run of the external storage tests.
 type Options struct {
-	// E2ETest is Kubernetes' e2e.test (cluster.BuildE2ETest), Kubeconfig the cluster's.
-	E2ETest, Kubeconfig string
+	// E2ETest is Kubernetes' e2e.test and Ginkgo the ginkgo CLI that runs it (cluster.BuildE2E); Kubeconfig is
+	// the cluster's.
+	E2ETest, Ginkgo, Kubeconfig string
+	// Procs is how many test processes run the tests in parallel (tests marked [Serial] do not run in parallel
+	// and Skip leaves them out); zero means one.
+	Procs int
 	// Dir is a scratch directory for the driver file, the image list and the report.
 	Dir string
 	// Focus and Skip are ginkgo regular expressions over the tests' full names; empty means Focus and Skip.
@@ -34,6 +39,9 @@ type Options struct {
 	// Log receives e2e.test's output.
 	Log io.Writer
 }
+
+// junitFile is the merged JUnit report ginkgo writes into Options.Dir.
+const junitFile = "junit.xml"
 
 // Run runs e2e.test's external storage tests for our driver against the cluster and reports what each selected
 // test did. A failed test is in the report, not an error: the error is for a run that could not report.
@@ -57,22 +65,27 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	junit := filepath.Join(o.Dir, "junit.xml")
-	cmd := exec.CommandContext(ctx, o.E2ETest,
+	procs := max(o.Procs, 1)
+	// ginkgo's CLI runs the precompiled e2e.test in procs processes and merges their reports; e2e.test's own
+	// flags follow "--".
+	cmd := exec.CommandContext(ctx, o.Ginkgo,
+		"--procs="+strconv.Itoa(procs),
+		"--focus="+focus,
+		"--skip="+skip,
+		"--timeout="+timeout.String(),
+		"--no-color",
+		"--output-dir="+o.Dir,
+		"--junit-report="+junitFile,
+		o.E2ETest, "--",
 		"--kubeconfig="+o.Kubeconfig,
 		"--storage.testdriver="+driverFile,
-		"--ginkgo.focus="+focus,
-		"--ginkgo.skip="+skip,
-		"--ginkgo.junit-report="+junit,
-		"--ginkgo.timeout="+timeout.String(),
-		"--ginkgo.no-color",
 		"--report-dir="+o.Dir,
 	)
 	cmd.Dir = o.Dir
 	cmd.Env = append(os.Environ(), "KUBE_TEST_REPO_LIST="+listFile)
 	cmd.Stdout, cmd.Stderr = o.Log, o.Log
 	runErr := cmd.Run()
-	f, err := os.Open(junit)
+	f, err := os.Open(filepath.Join(o.Dir, junitFile))
 	if err != nil {
 		return Report{}, errors.Join(fmt.Errorf("e2e.test wrote no report: %w", err), runErr)
 	}
@@ -83,7 +96,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	}
 	var exit *exec.ExitError
 	if runErr != nil && !(errors.As(runErr, &exit) && len(rep.Failed) > 0) {
-		// e2e.test exits 1 when a test failed, which the report says; any other end is the run's own failure.
+		// ginkgo exits 1 when a test failed, which the report says; any other end is the run's own failure.
 		return rep, fmt.Errorf("e2e.test: %w", runErr)
 	}
 	return rep, nil

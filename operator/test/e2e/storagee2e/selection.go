@@ -1,8 +1,14 @@
 package storagee2e
 
-// Focus selects the external storage tests of our driver (the suite e2e.test defines from the test driver file).
+// Focus selects the external storage tests of our driver: the suite e2e.test defines from the test driver file.
 const Focus = `External.Storage \[Driver: efs\.csi\.aws\.com\]`
 
-// Skip leaves out what cannot run on the one-node local cluster or is not for a functional run; the reasons are
-// in docs/driver/kubernetes-e2e.md.
-const Skip = `\[Disruptive\]|\[Serial\]|\[Slow\]|\[Feature:`
+// Skip leaves out, of the selected tests, those that cannot run on the one-node local cluster or test features EFS
+// does not have; docs/driver/kubernetes-e2e.md gives the reasons test by test. [Slow] tests run: they are the
+// multi-pod, subPath-escape and volume I/O tests a shared file system is used for.
+//   - [Disruptive]: they stop and restart the kubelet over SSH, which the local cluster's node has no server for.
+//   - [Serial]: volume limits (EFS has none), stress and performance runs, and ReadWriteOncePod preemption, which
+//     needs the whole cluster to itself; `go tool mage test` runs the suite in parallel processes.
+//   - [Feature:…]: snapshots, volume attributes classes, SELinux mounts and XFS sources: features EFS or this
+//     kernel (no SELinux) does not have.
+const Skip = `\[Disruptive\]|\[Serial\]|\[Feature:`

@@ -14,17 +14,20 @@ func TestSelectImages(t *testing.T) {
 		"registry.k8s.io/etcd:3.6.8-0",
 		StandInRegistry + "/nginx:1.15-4",
 		StandInRegistry + "/nginx:1.27-0",
+		StandInRegistry + "/glibc-dns-testing:2.0.0",
+		StandInRegistry + "/sample-apiserver:1.29.2",
 		"invalid.registry.k8s.io/invalid/busybox:1.0", // another registry's busybox is not ours to stand in for
 	}, "\n")
 	got, err := selectImages(listing)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{StandInRegistry + "/busybox:1.37.0-1", StandInRegistry + "/nginx:1.15-4", StandInRegistry + "/nginx:1.27-0"}
+	want := []string{StandInRegistry + "/agnhost:2.63.0", StandInRegistry + "/busybox:1.37.0-1", StandInRegistry + "/nginx:1.15-4",
+		StandInRegistry + "/nginx:1.27-0", StandInRegistry + "/glibc-dns-testing:2.0.0"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("selectImages = %v, want %v", got, want)
 	}
-	if _, err := selectImages(StandInRegistry + "/busybox:1.37.0-1\n"); err == nil || !strings.Contains(err.Error(), "no nginx image") {
+	if _, err := selectImages(StandInRegistry + "/agnhost:2.63.0\n" + StandInRegistry + "/busybox:1.37.0-1\n"); err == nil || !strings.Contains(err.Error(), "no nginx image") {
 		t.Errorf("a listing without nginx: err %v, want one naming nginx", err)
 	}
 }
@@ -35,17 +38,18 @@ const junitSample = `<?xml version="1.0" encoding="UTF-8"?>
 <testsuites tests="5" disabled="1" errors="0" failures="1" time="30">
   <testsuite name="Kubernetes e2e suite" package="/" tests="5" disabled="1" skipped="2" errors="0" failures="1" time="30">
     <testcase name="[SynchronizedBeforeSuite]" classname="Kubernetes e2e suite" status="passed" time="0.1"></testcase>
-    <testcase name="[sig-apps] Deployment should run" classname="Kubernetes e2e suite" status="skipped" time="0">
+    <testcase name="[It] [sig-apps] Deployment should run" classname="Kubernetes e2e suite" status="skipped" time="0">
       <skipped message="skipped"></skipped>
     </testcase>
-    <testcase name="[sig-storage] External Storage [Driver: efs.csi.aws.com] [Testpattern: Dynamic PV (block volmode)] volumes should store data" classname="Kubernetes e2e suite" status="skipped" time="0.2">
+    <testcase name="[It] [sig-storage] External Storage [Driver: efs.csi.aws.com] [Testpattern: Dynamic PV (block volmode)] volumes should store data" classname="Kubernetes e2e suite" status="skipped" time="0.2">
       <skipped message="skipped - Driver efs.csi.aws.com doesn&#39;t support Block -- skipping"></skipped>
     </testcase>
-    <testcase name="[sig-storage] External Storage [Driver: efs.csi.aws.com] [Testpattern: Dynamic PV (default fs)] volumes should store data" classname="Kubernetes e2e suite" status="passed" time="20"></testcase>
-    <testcase name="[sig-storage] External Storage [Driver: efs.csi.aws.com] [Testpattern: Dynamic PV (default fs)] subPath should support existing directory" classname="Kubernetes e2e suite" status="failed" time="9">
+    <testcase name="[It] [sig-storage] External Storage [Driver: efs.csi.aws.com] [Testpattern: Dynamic PV (default fs)] volumes should store data" classname="Kubernetes e2e suite" status="passed" time="20"></testcase>
+    <testcase name="[It] [sig-storage] External Storage [Driver: efs.csi.aws.com] [Testpattern: Dynamic PV (default fs)] subPath should support existing directory" classname="Kubernetes e2e suite" status="failed" time="9">
       <failure message="Timed out after 300s.&#xA;pod never ran" type="failed">[FAILED] Timed out</failure>
     </testcase>
     <testcase name="[SynchronizedAfterSuite]" classname="Kubernetes e2e suite" status="passed" time="0.1"></testcase>
+    <testcase name="[ReportAfterSuite] Kubernetes e2e suite report" classname="Kubernetes e2e suite" status="passed" time="0"></testcase>
   </testsuite>
 </testsuites>`
 
