@@ -17,7 +17,7 @@ import (
 
 // minStoragePassed is the fewest external storage tests the selection must pass: a run that passes fewer has
 // lost tests (a capability or a focus that no longer matches), which would otherwise look like a clean run.
-const minStoragePassed = 20
+const minStoragePassed = 32
 
 // storageProcs is how many processes run the storage tests at once: most of a test's time is spent waiting for
 // pods and claims, so more processes than the two cores still shorten the run.

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // Spec is one test of a run: its full name, its state (passed, failed, skipped, or ginkgo's other failure states:
-// panicked, interrupted, aborted, timedout) and, for a test that did not pass, why.
+// panicked, interrupted, aborted, timedout), how long it took and, for a test that did not pass, why.
 type Spec struct {
 	Name, State, Message string
+	Duration             time.Duration
 }
 
 // Report is what a run did with the tests it selected: the ones ginkgo's focus and skip left out are not in it.
@@ -31,8 +33,9 @@ func ReadJUnit(r io.Reader) (Report, error) {
 	var doc struct {
 		Suites []struct {
 			Cases []struct {
-				Name    string `xml:"name,attr"`
-				Status  string `xml:"status,attr"`
+				Name    string  `xml:"name,attr"`
+				Status  string  `xml:"status,attr"`
+				Seconds float64 `xml:"time,attr"`
 				Skipped *struct {
 					Message string `xml:"message,attr"`
 				} `xml:"skipped"`
@@ -53,7 +56,8 @@ func ReadJUnit(r io.Reader) (Report, error) {
 	var rep Report
 	for _, s := range doc.Suites {
 		for _, c := range s.Cases {
-			spec := Spec{Name: strings.TrimPrefix(c.Name, itPrefix), State: c.Status}
+			spec := Spec{Name: strings.TrimPrefix(c.Name, itPrefix), State: c.Status,
+				Duration: time.Duration(c.Seconds * float64(time.Second)).Round(time.Second)}
 			if !strings.HasPrefix(c.Name, itPrefix) {
 				// ginkgo's suite nodes ([SynchronizedBeforeSuite], [ReportAfterSuite] ...) are not tests; a failed
 				// one still fails the run.
@@ -98,7 +102,7 @@ func (r Report) Summary() string {
 	return fmt.Sprintf("%d passed, %d failed, %d skipped", len(r.Passed), len(r.Failed), len(r.Skipped))
 }
 
-// String lists every spec with its state, and why for the ones that did not pass.
+// String lists every spec with its state and the seconds it took, and why for the ones that did not pass.
 func (r Report) String() string {
 	var b strings.Builder
 	b.WriteString(r.Summary() + "\n")
@@ -107,7 +111,11 @@ func (r Report) String() string {
 		specs []Spec
 	}{{"FAILED", r.Failed}, {"passed", r.Passed}, {"skipped", r.Skipped}} {
 		for _, s := range group.specs {
-			fmt.Fprintf(&b, "  %-7s %s\n", group.label, s.Name)
+			if s.Duration > 0 {
+				fmt.Fprintf(&b, "  %-7s %4ds %s\n", group.label, int(s.Duration.Seconds()), s.Name)
+			} else {
+				fmt.Fprintf(&b, "  %-7s       %s\n", group.label, s.Name)
+			}
 			if s.Message != "" {
 				fmt.Fprintf(&b, "          %s\n", firstLine(s.Message))
 			}

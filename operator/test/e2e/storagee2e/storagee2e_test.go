@@ -3,6 +3,7 @@ package storagee2e
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -67,7 +68,10 @@ func TestReadJUnit(t *testing.T) {
 	if len(rep.Failed) == 1 && !strings.HasPrefix(rep.Failed[0].Message, "Timed out after 300s.") {
 		t.Errorf("failure message %q", rep.Failed[0].Message)
 	}
-	if s := rep.String(); !strings.Contains(s, "FAILED  [sig-storage]") || !strings.Contains(s, "          Timed out after 300s.\n") {
+	if len(rep.Passed) == 1 && rep.Passed[0].Duration != 20*time.Second {
+		t.Errorf("duration %s, want 20s", rep.Passed[0].Duration)
+	}
+	if s := rep.String(); !strings.Contains(s, "FAILED     9s [sig-storage]") || !strings.Contains(s, "          Timed out after 300s.\n") {
 		t.Errorf("String() does not list the failure with the first line of its message:\n%s", s)
 	}
 	if _, err := ReadJUnit(strings.NewReader("not xml")); err == nil {
@@ -81,10 +85,11 @@ func TestDriverDefinition(t *testing.T) {
 	var def struct {
 		StorageClass struct{ FromExistingClassName string }
 		DriverInfo   struct {
-			Name                string
-			RequiredAccessModes []string
-			SupportedSizeRange  struct{ Min, Max string }
-			Capabilities        map[string]bool
+			Name                 string
+			RequiredAccessModes  []string
+			SupportedSizeRange   struct{ Min, Max string }
+			SupportedMountOption map[string]struct{}
+			Capabilities         map[string]bool
 		}
 	}
 	// Strict: e2e.test ignores a misspelt key, which would silently drop what it says.
