@@ -22,8 +22,8 @@ var (
 	bins *cluster.Binaries
 	// stackDir is the directory DirEnv names.
 	stackDir string
-	// e2e is Kubernetes' e2e.test at the cluster's version (e2eVersion) and ginkgo's CLI, for the external storage
-	// tests.
+	// e2e is Kubernetes' e2e.test at the cluster's version (e2eVersion), ginkgo's CLI and agnhost, for the
+	// external storage tests.
 	e2e cluster.E2E
 )
 
