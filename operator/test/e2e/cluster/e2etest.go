@@ -21,8 +21,9 @@ type E2E struct{ Test, Ginkgo, Agnhost string }
 
 // BuildE2E returns Kubernetes' e2e.test at KubernetesVersion and ginkgo's CLI from toolsDir/e2e-<KubernetesVersion>,
 // and agnhost from toolsDir/agnhost-<KubernetesVersion>, building them first when they are not there: `go test -c`
-// of k8s.io/kubernetes/test/e2e and `go build` of the others in the same throwaway module as the cluster's binaries (Build), so the packages they share come from the Go
-// build cache. Cached and locked as Build's sets are; a cold build takes many minutes on two cores.
+// of k8s.io/kubernetes/test/e2e and `go build` of the others in the same throwaway module as the cluster's
+// binaries (Build), so the packages they share come from the Go build cache. Cached and locked as Build's sets
+// are; a cold build takes many minutes on two cores.
 func BuildE2E(ctx context.Context, toolsDir string, log io.Writer) (E2E, error) {
 	const test, ginkgo = "e2e.test", "ginkgo"
 	dir, err := buildCached(ctx, toolsDir, "e2e-"+KubernetesVersion, []string{test, ginkgo}, "Kubernetes' e2e.test "+KubernetesVersion, log,

@@ -22,12 +22,10 @@ var (
 	bins *cluster.Binaries
 	// stackDir is the directory DirEnv names.
 	stackDir string
-	// e2e is Kubernetes' e2e.test at the cluster's version (e2eVersion), ginkgo's CLI and agnhost, for the
-	// external storage tests.
+	// e2e is Kubernetes' e2e.test at the cluster's version, ginkgo's CLI and agnhost, for the external storage
+	// tests.
 	e2e cluster.E2E
 )
-
-const e2eVersion = cluster.KubernetesVersion
 
 func TestMain(m *testing.M) {
 	flag.Parse()

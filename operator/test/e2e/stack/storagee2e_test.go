@@ -14,6 +14,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/openshift/aws-efs-csi/operator/test/e2e/cluster"
 	"github.com/openshift/aws-efs-csi/operator/test/e2e/olm"
 	"github.com/openshift/aws-efs-csi/operator/test/e2e/storagee2e"
 )
@@ -69,7 +70,7 @@ func (s *stack) kubernetesStorageTests(t *testing.T) {
 		E2ETest: e2e.Test, Ginkgo: e2e.Ginkgo, Kubeconfig: s.c.Kubeconfig, Dir: dir, Procs: storageProcs,
 		Timeout: 20 * time.Minute, Log: logFile,
 	})
-	t.Logf("Kubernetes %s external storage tests in %s: %s", e2eVersion, time.Since(started).Round(time.Second), rep)
+	t.Logf("Kubernetes %s external storage tests in %s: %s", cluster.KubernetesVersion, time.Since(started).Round(time.Second), rep)
 	if err != nil || len(rep.Failed) > 0 {
 		t.Logf("e2e.test output (the end):\n%s", tail(logPath, 400))
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -19,7 +20,7 @@ import (
 
 // StandInRegistry replaces the registry of Kubernetes' e2e test images (promoterE2eRegistry,
 // registry.k8s.io/e2e-test-images) through KUBE_TEST_REPO_LIST: the images the tests name are then found under it
-// in the cluster's containerd, where WriteStandInImage's archive puts them, and nothing is pulled.
+// in the cluster's containerd, where WriteStandInImages' archive puts them, and nothing is pulled.
 const StandInRegistry = "localhost/aws-efs-csi-e2e/k8s-e2e-test-images"
 
 // repoList is the KUBE_TEST_REPO_LIST file that points the e2e test images at StandInRegistry.
@@ -118,6 +119,6 @@ func WriteStandInImages(ctx context.Context, busybox, agnhost string, refs []str
 
 // writeRepoList writes the KUBE_TEST_REPO_LIST file into dir and returns its path.
 func writeRepoList(dir string) (string, error) {
-	p := path.Join(dir, "repo-list.yaml")
+	p := filepath.Join(dir, "repo-list.yaml")
 	return p, os.WriteFile(p, []byte(repoList), 0o644)
 }

@@ -27,7 +27,7 @@ const filteredMessage = "skipped"
 // itPrefix starts the JUnit name of every test (a ginkgo It); suite nodes have their own.
 const itPrefix = "[It] "
 
-// ReadJUnit reads a ginkgo JUnit report (e2e.test --ginkgo.junit-report) into a Report, leaving out the specs that
+// ReadJUnit reads a ginkgo JUnit report (the CLI's --junit-report, merged over its processes) into a Report, leaving out the specs that
 // were filtered out and ginkgo's own suite nodes ([SynchronizedBeforeSuite] and the like) that passed.
 func ReadJUnit(r io.Reader) (Report, error) {
 	var doc struct {
