@@ -30,6 +30,9 @@ type Request struct {
 	// Certificate is the PEM client certificate efs-utils made for this mount and gave its stunnel client
 	// (from the mount's efs-utils state), or "" when there is none (no TLS state found).
 	Certificate string `json:"certificate,omitempty"`
+	// Resolve asks only for the directory that would be served (an access point's missing root is created, as by a
+	// mount), so that the client can look at it over NFS before it asks for the mount; nothing is mounted.
+	Resolve bool `json:"resolve,omitempty"`
 }
 
 // Response is the backend's answer: one JSON line; Error is empty on success.
@@ -37,6 +40,9 @@ type Response struct {
 	Error string `json:"error,omitempty"`
 	// Served is the directory mounted, relative to the file system root (for logs and tests).
 	Served string `json:"served,omitempty"`
+	// NFSPath is the served directory's path on the real NFS server behind the mount target (Server.NFSServer),
+	// "" when there is none.
+	NFSPath string `json:"nfsPath,omitempty"`
 }
 
 // Validate checks the fields the backend relies on.

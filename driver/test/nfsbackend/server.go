@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -28,6 +29,10 @@ type Server struct {
 	AccessPoints AccessPoints
 	// SyncInterval is how often the NFS mount tables are brought up to date; default 500ms.
 	SyncInterval time.Duration
+	// NFSServer, when set, is the address of a real NFS server exporting BackingDir at its NFSv4 pseudo root
+	// (package realnfs): a connection that starts with an ONC RPC record mark instead of a JSON request is relayed
+	// to it, and answers carry the served directory's path there. Without it such connections are closed.
+	NFSServer string
 
 	tables *tables
 
@@ -35,6 +40,7 @@ type Server struct {
 	listeners []net.Listener
 	mounts    []mountRecord
 	counts    map[string]int
+	relayed   map[string]int
 	stop      chan struct{}
 	wg        sync.WaitGroup
 }
@@ -57,7 +63,7 @@ func (s *Server) Start() error {
 		s.SyncInterval = 500 * time.Millisecond
 	}
 	stop := make(chan struct{})
-	s.tables, s.stop, s.counts = newTables(), stop, map[string]int{}
+	s.tables, s.stop, s.counts, s.relayed = newTables(), stop, map[string]int{}, map[string]int{}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -114,11 +120,27 @@ func (s *Server) Mounts() map[string]int {
 	return out
 }
 
+// NFSConnections returns how many client connections of each file system were relayed to NFSServer so far.
+func (s *Server) NFSConnections() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.relayed))
+	for k, v := range s.relayed {
+		out[k] = v
+	}
+	return out
+}
+
 func (s *Server) serve(c net.Conn, fsID string) {
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	r := bufio.NewReader(c)
+	if first, err := r.Peek(1); err == nil && isRecordMark(first[0]) {
+		s.relayNFS(c, r, fsID)
+		return
+	}
 	var req Request
-	if err := ReadMessage(bufio.NewReader(c), &req); err != nil {
+	if err := ReadMessage(r, &req); err != nil {
 		if errors.Is(err, io.EOF) {
 			// efs-utils checks that its relay listens by connecting and closing; stunnel passes that on
 			klog.V(4).InfoS("Connection closed without a request", "fileSystemID", fsID)
@@ -128,19 +150,58 @@ func (s *Server) serve(c net.Conn, fsID string) {
 		_ = WriteMessage(c, Response{Error: "bad request: " + err.Error()})
 		return
 	}
-	served, err := s.mount(fsID, req)
+	served, err := s.answer(fsID, req)
 	resp := Response{Served: served}
-	if err != nil {
+	if err == nil && s.NFSServer != "" {
+		resp.NFSPath = path.Join("/", fsID, served)
+	}
+	switch {
+	case err != nil:
 		resp.Error = err.Error()
-		klog.InfoS("Mount refused", "fileSystemID", fsID, "target", req.Target, "export", req.Export, "err", err)
-	} else {
+		klog.InfoS("Mount refused", "fileSystemID", fsID, "target", req.Target, "export", req.Export, "resolveOnly", req.Resolve, "err", err)
+	case req.Resolve:
+		klog.V(2).InfoS("Resolved", "fileSystemID", fsID, "served", served, "target", req.Target)
+	default:
 		klog.V(2).InfoS("Mounted", "fileSystemID", fsID, "served", served, "target", req.Target, "mountNamespace", req.MountNamespace)
 	}
 	_ = WriteMessage(c, resp)
 }
 
-// mount serves one request of a client of file system fsID.
-func (s *Server) mount(fsID string, req Request) (string, error) {
+// isRecordMark says whether b can start an ONC RPC record over TCP (RFC 5531 §11): the high bit marks the last
+// fragment, and NFS clients send each call as one fragment. A JSON request starts with '{'.
+func isRecordMark(b byte) bool { return b&0x80 != 0 }
+
+// relayNFS carries a client's NFS connection to NFSServer, both ways, until either side closes it.
+func (s *Server) relayNFS(c net.Conn, r *bufio.Reader, fsID string) {
+	if s.NFSServer == "" {
+		klog.InfoS("NFS connection closed: no NFS server behind this stand-in", "fileSystemID", fsID)
+		return
+	}
+	_ = c.SetDeadline(time.Time{})
+	up, err := net.DialTimeout("tcp", s.NFSServer, 10*time.Second)
+	if err != nil {
+		klog.InfoS("NFS server unreachable", "fileSystemID", fsID, "server", s.NFSServer, "err", err)
+		return
+	}
+	defer up.Close()
+	klog.V(2).InfoS("Relaying an NFS connection", "fileSystemID", fsID, "server", s.NFSServer)
+	s.mu.Lock()
+	s.relayed[fsID]++
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(up, r)
+		_ = up.(*net.TCPConn).CloseWrite()
+		close(done)
+	}()
+	_, _ = io.Copy(c, up)
+	_ = c.Close()
+	<-done
+}
+
+// answer serves one request of a client of file system fsID: it works out the directory to serve and, unless
+// the request only asks to resolve it, mounts it.
+func (s *Server) answer(fsID string, req Request) (string, error) {
 	if err := req.Validate(); err != nil {
 		return "", err
 	}
@@ -166,6 +227,9 @@ func (s *Server) mount(fsID string, req Request) (string, error) {
 		return served, err
 	}
 	defer dir.Close()
+	if req.Resolve {
+		return served, nil
+	}
 	var dst unix.Stat_t
 	if err := unix.Fstat(int(dir.Fd()), &dst); err != nil {
 		return served, err

@@ -70,6 +70,8 @@ type Options struct {
 	MountStandIn string
 	// MountStandInEnv are environment entries the test layer's image adds (what the stand-in needs to know).
 	MountStandInEnv []string
+	// NFSClient are the host files of the NFS client the test layer adds with MountStandIn (NFSClientFiles).
+	NFSClient []string
 	// TestCADir, with MountStandIn, is the directory of efs-standin's test CA: made there with
 	// `efs-standin --init-ca` when missing, reused otherwise; its certificate replaces the image's efs-utils.crt.
 	// efs-standin must run with the same --ca-dir, and builds of the same tree as another release share it.
@@ -194,7 +196,7 @@ func driverForCluster(ctx context.Context, opts Options, driver imagebuild.Resul
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return Image{}, fmt.Errorf("go build %s: %w\n%s", opts.MountStandIn, err, out)
 	}
-	tl := TestLayer{MountStandIn: bin, Env: opts.MountStandInEnv}
+	tl := TestLayer{MountStandIn: bin, Env: opts.MountStandInEnv, NFSClient: opts.NFSClient}
 	if opts.TestCADir != "" {
 		if tl.CAFile, err = initTestCA(ctx, goBin, opts); err != nil {
 			return Image{}, err
@@ -239,7 +241,7 @@ func driverForCluster(ctx context.Context, opts Options, driver imagebuild.Resul
 	if err := p.AppendIndex(out, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": driver.Tag})); err != nil {
 		return Image{}, err
 	}
-	fmt.Fprintf(log, "clusterimages: %s: %s plus the mount.nfs4 stand-in layer, index %s\n", DriverForCluster, driver.Name, digest)
+	fmt.Fprintf(log, "clusterimages: %s: %s plus the mount.nfs4 stand-in layer (with %d NFS client files), index %s\n", DriverForCluster, driver.Name, len(opts.NFSClient), digest)
 	return Image{Name: DriverForCluster, Layout: DriverForCluster, Tag: driver.Tag, Digest: digest.String()}, nil
 }
 

@@ -127,6 +127,12 @@ func TestWithTestLayerAddsOneLayerReplacingOnlyMountNFS4AndTheCA(t *testing.T) {
 	if err := os.WriteFile(tl.MountStandIn, []byte("#!stand-in\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// the NFS client's files are copied from the host to the same paths, with their modes
+	nfsClient := filepath.Join(t.TempDir(), "nfs-ls")
+	if err := os.WriteFile(nfsClient, []byte("client\n"), 0o751); err != nil {
+		t.Fatal(err)
+	}
+	tl.NFSClient = []string{nfsClient}
 	if err := os.WriteFile(tl.CAFile, []byte("test CA\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -160,6 +166,10 @@ func TestWithTestLayerAddsOneLayerReplacingOnlyMountNFS4AndTheCA(t *testing.T) {
 			if string(body) != "#!stand-in\n" || h.Mode&0o7777 != 0o755 || h.Typeflag != tar.TypeReg {
 				t.Errorf("mount.nfs4 entry: type %c mode %o body %q; want the stand-in, a 0755 file", h.Typeflag, h.Mode, body)
 			}
+		case strings.TrimPrefix(nfsClient, "/"):
+			if string(body) != "client\n" || h.Mode&0o7777 != 0o751 || h.Typeflag != tar.TypeReg {
+				t.Errorf("NFS client entry: type %c mode %o body %q; want the host file, a 0751 file", h.Typeflag, h.Mode, body)
+			}
 		case "usr/share/aws-efs-csi-driver/efs-static-files/efs-utils.crt":
 			if string(body) != "test CA\n" || h.Mode&0o7777 != 0o644 || h.Typeflag != tar.TypeReg {
 				t.Errorf("efs-utils.crt entry: type %c mode %o body %q; want the test CA, a 0644 file", h.Typeflag, h.Mode, body)
@@ -167,7 +177,9 @@ func TestWithTestLayerAddsOneLayerReplacingOnlyMountNFS4AndTheCA(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"usr/sbin/mount.nfs4", "usr/share/aws-efs-csi-driver/efs-static-files/efs-utils.crt"}; !reflect.DeepEqual(names, want) {
+	want := []string{strings.TrimPrefix(nfsClient, "/"), "usr/sbin/mount.nfs4", "usr/share/aws-efs-csi-driver/efs-static-files/efs-utils.crt"}
+	slices.Sort(want)
+	if !reflect.DeepEqual(names, want) {
 		t.Errorf("the test layer holds %v; want only %v (mount.nfs4 where /sbin leads)", names, want)
 	}
 	// The merged file system: the link /sbin and mount.nfs are untouched.

@@ -2,6 +2,7 @@ package clusterimages
 
 import (
 	"fmt"
+	"os"
 	"path"
 	"strings"
 	"time"
@@ -20,8 +21,8 @@ import (
 // layer.Place follows it, so the stand-in lands where the link leads, replacing that one file.
 const mountHelper = "/sbin/mount.nfs4"
 
-// MountStandInLayer is the test layer: the entry replacing mount.nfs4 and, with a test CA, the one replacing the
-// image's efs-utils.crt.
+// MountStandInLayer is the test layer: the entry replacing mount.nfs4, with a test CA the one replacing the
+// image's efs-utils.crt, and the NFS client's files.
 const MountStandInLayer = "cluster test: mount.nfs4 stand-in"
 
 // caFile is the CA bundle the driver copies from the image's efs-utils static files into efs-utils' configuration
@@ -37,9 +38,18 @@ type TestLayer struct {
 	// image's efs-utils.crt (mode 0644), so that stunnel verifies the stand-in mount targets the way it verifies
 	// EFS's, with no mount option.
 	CAFile string
+	// NFSClient are host files of the NFS client the mount.nfs4 stand-in talks NFS with (NFSClientFiles), copied
+	// into the image at the same paths with their modes; the base must not have them.
+	NFSClient []string
 	// Env entries are added to the config (entries with the same name replaced).
 	Env []string
 }
+
+// NFSClientFiles are libnfs' nfs-ls and its library on this machine (Debian's libnfs-utils and libnfs13, of the
+// same Debian release as the stand-in root): the mount.nfs4 stand-in lists each directory over NFSv4 through the
+// TLS relay before it mounts it (driver/test/realnfs). The library's link is read through, so the image gets the
+// file under its soname, where the dynamic loader looks.
+var NFSClientFiles = []string{"/usr/bin/nfs-ls", "/usr/lib/x86_64-linux-gnu/libnfs.so.13"}
 
 // WithTestLayer returns img plus exactly one layer with the files of tl, and tl.Env added to the config: the only
 // differences between the driver image the cluster runs and the release's. The base must have mount.nfs4 (and
@@ -60,6 +70,16 @@ func WithTestLayer(img v1.Image, tl TestLayer, cache *layer.Cache, mtime time.Ti
 		}
 		entries = append(entries, layer.Entry{Path: caFile, Kind: layer.File, Mode: 0o644, Source: tl.CAFile})
 	}
+	for _, f := range tl.NFSClient {
+		if _, _, err := fsys.Resolve(f); err == nil {
+			return nil, fmt.Errorf("the driver image already has %s: the NFS client of the test layer would replace it", f)
+		}
+		st, err := os.Stat(f)
+		if err != nil {
+			return nil, fmt.Errorf("the NFS client of the test layer: %w (install Debian's libnfs-utils)", err)
+		}
+		entries = append(entries, layer.Entry{Path: f, Kind: layer.File, Mode: int64(st.Mode().Perm()), Source: f})
+	}
 	placed, err := layer.Place(entries, fsys)
 	if err != nil {
 		return nil, err
@@ -73,7 +93,7 @@ func WithTestLayer(img v1.Image, tl TestLayer, cache *layer.Cache, mtime time.Ti
 		}
 	}
 	if len(files) != len(entries) {
-		return nil, fmt.Errorf("the test layer would hold %d files %v; want exactly %d (mount.nfs4 and the test CA)", len(files), paths, len(entries))
+		return nil, fmt.Errorf("the test layer would hold %d files %v; want exactly %d (mount.nfs4, the test CA and the NFS client)", len(files), paths, len(entries))
 	}
 	res, err := cache.Build(files)
 	if err != nil {

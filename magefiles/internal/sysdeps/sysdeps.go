@@ -4,8 +4,10 @@ package sysdeps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
@@ -107,7 +109,23 @@ func canInstall() bool {
 	return err == nil
 }
 
+// policyRCD is Debian's hook that invoke-rc.d asks before it starts a service (policy-rc.d(8)); exit status 101
+// means "not allowed".
+const policyRCD = "/usr/sbin/policy-rc.d"
+
+// run runs argv with apt-get's non-interactive front end. While it runs, packages' services are not started (a
+// policy-rc.d that denies, when the machine has none of its own): the suites start the servers they need
+// themselves, on their own ports (rpcbind, which nfs-ganesha pulls in, would otherwise start and stay).
 func run(ctx context.Context, out io.Writer, argv []string) error {
+	if f, err := os.OpenFile(policyRCD, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o755); err == nil {
+		_, werr := f.WriteString("#!/bin/sh\n# written by the project's test runner while it installs packages\nexit 101\n")
+		if cerr := f.Close(); werr != nil || cerr != nil {
+			fmt.Fprintf(out, "test: services of the installed packages may start: writing %s: %v %v\n", policyRCD, werr, cerr)
+		}
+		defer os.Remove(policyRCD)
+	} else if !errors.Is(err, fs.ErrExist) {
+		fmt.Fprintf(out, "test: services of the installed packages may start: %v\n", err)
+	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 	cmd.Stdout = out

@@ -48,6 +48,8 @@ func LocalClusterArgv(root, verb string) []string {
 var ClusterImagesNeeds = []sysdeps.Requirement{
 	{Package: "mmdebstrap", Command: "mmdebstrap"},
 	{Package: "python3.11", Command: "python3.11"},
+	// the NFS client files the driver image for the cluster carries (clusterimages.NFSClientFiles)
+	{Package: "libnfs-utils", File: "/usr/bin/nfs-ls"},
 }
 
 // ClusterImages builds the project's images for the local cluster of the repository at root
@@ -63,6 +65,7 @@ func ClusterImages(ctx context.Context, root string, getenv func(string) string,
 	rel := strings.TrimPrefix(clusterimages.MountStandInPackage, "github.com/openshift/aws-efs-csi/")
 	if _, err := os.Stat(filepath.Join(root, rel)); err == nil {
 		opts.MountStandIn, opts.MountStandInEnv = clusterimages.MountStandInPackage, clusterimages.MountStandInEnv
+		opts.NFSClient = clusterimages.NFSClientFiles
 		opts.TestCADir = clusterimages.TestCADir(root)
 	}
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {

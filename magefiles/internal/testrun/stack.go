@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/blang/semver/v4"
@@ -16,7 +17,6 @@ import (
 	"github.com/openshift/aws-efs-csi/magefiles/internal/clusterimages"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/stamp"
 	"github.com/openshift/aws-efs-csi/magefiles/internal/standinroot"
-	"github.com/openshift/aws-efs-csi/magefiles/internal/sysdeps"
 )
 
 // The stack suite: our operator installed from its bundle on the local cluster (tag "cluster"), directly and
@@ -100,7 +100,7 @@ func prepareNext(ctx context.Context, root string, getenv func(string) string, o
 	}
 	images := clusterimages.Dir(root) + "-next"
 	opts := clusterimages.Options{Root: root, OutDir: images, ToolsDir: tools, MountStandIn: clusterimages.MountStandInPackage,
-		MountStandInEnv: clusterimages.MountStandInEnv, TestCADir: clusterimages.TestCADir(root), Versions: versions, Log: out}
+		MountStandInEnv: clusterimages.MountStandInEnv, NFSClient: clusterimages.NFSClientFiles, TestCADir: clusterimages.TestCADir(root), Versions: versions, Log: out}
 	if err := os.MkdirAll(images, 0o755); err != nil {
 		return "", err
 	}
@@ -143,7 +143,7 @@ func prepareNext(ctx context.Context, root string, getenv func(string) string, o
 }
 
 // StackNeeds is what preparing and running the stack suite needs from the system.
-var StackNeeds = append(append(append(append([]sysdeps.Requirement{}, raceNeeds...), ClusterNeeds...), ClusterImagesNeeds...), OLMNeeds...)
+var StackNeeds = slices.Concat(raceNeeds, ClusterNeeds, ClusterImagesNeeds, OLMNeeds, RealNFSNeeds)
 
 // prepareStack writes the stack's images and their pins into StackDir (the stackimages command, run with env, which
 // names the project's images), then renders the bundle there with those pins, as

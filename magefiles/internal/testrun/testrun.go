@@ -48,12 +48,23 @@ var raceNeeds = []sysdeps.Requirement{{Package: "gcc", Command: "gcc"}}
 // tests build a stand-in sdist into a wheel and byte-compile efs-utils with the system Python.
 func goNeeds(dir string) []sysdeps.Requirement {
 	switch dir {
-	case "driver", "operator":
+	case "driver":
+		return append(append(append([]sysdeps.Requirement{}, raceNeeds...), pythonNeeds...), RealNFSNeeds...)
+	case "operator":
 		return append(append([]sysdeps.Requirement{}, raceNeeds...), pythonNeeds...)
 	case "magefiles":
 		return append(append([]sysdeps.Requirement{}, raceNeeds...), buildPythonNeeds...)
 	}
 	return raceNeeds
+}
+
+// RealNFSNeeds is what the real NFS of the data-path tests needs (driver/test/realnfs): nfs-ganesha with its VFS
+// module as the server behind efs-standin's mount targets, and libnfs' nfs-ls as the client the mount.nfs4
+// stand-in talks NFS with.
+var RealNFSNeeds = []sysdeps.Requirement{
+	{Package: "nfs-ganesha", File: "/usr/bin/ganesha.nfsd"},
+	{Package: "nfs-ganesha-vfs", File: "/usr/lib/x86_64-linux-gnu/ganesha/libfsalvfs.so"},
+	{Package: "libnfs-utils", Command: "nfs-ls"},
 }
 
 // buildPythonNeeds is what `pip wheel --no-build-isolation` of an sdist needs (pybuild), as RHEL's RPMs provide it

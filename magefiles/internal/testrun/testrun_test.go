@@ -61,7 +61,8 @@ func TestPlan(t *testing.T) {
 	if last.Name != "pytest efs-utils" || len(last.Requires) == 0 {
 		t.Fatalf("with efs-utils/, last suite = %+v, want pytest with requirements", last)
 	}
-	if len(Requirements(suites)) != len(raceNeeds)+len(pythonNeeds) { // each once, though driver needs both
+	// each once, though driver and operator both need race and Python; the driver alone needs the real NFS
+	if len(Requirements(suites)) != len(raceNeeds)+len(pythonNeeds)+len(RealNFSNeeds) {
 		t.Fatalf("Requirements = %v", Requirements(suites))
 	}
 }

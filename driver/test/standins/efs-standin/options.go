@@ -34,10 +34,19 @@ type Options struct {
 	CADir string
 	// Roles are ARN[,external-id=VALUE] roles STS lets callers assume (AssumeRole, AssumeRoleWithWebIdentity).
 	Roles []string
+	// NFSServer is the real NFS server behind the mount targets: "ganesha" (nfs-ganesha exporting the backing
+	// store read-only; the mount.nfs4 stand-in lists each directory over NFS before it is mounted) or "none".
+	NFSServer string
 	// InitCA only creates (or checks) the CA in CADir, prints the path of ca.pem and exits: for baking the CA into
 	// a test image before the program runs.
 	InitCA bool
 }
+
+// The values of --nfs-server.
+const (
+	NFSServerGanesha = "ganesha"
+	NFSServerNone    = "none"
+)
 
 // AddFlags binds the options to fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
@@ -51,6 +60,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Latency, "aws-latency", 0, "latency added to every AWS call, e.g. 20ms (fakeaws fault *:latency=...)")
 	fs.StringVar(&o.CADir, "ca-dir", "", "directory of the test CA (ca.pem, ca.key), reused when present, created otherwise (default <dir>)")
 	fs.StringArrayVar(&o.Roles, "role", nil, "ARN[,external-id=VALUE] role STS lets callers assume (AssumeRole, AssumeRoleWithWebIdentity), repeatable")
+	fs.StringVar(&o.NFSServer, "nfs-server", NFSServerGanesha, "real NFS server behind the mount targets: ganesha (nfs-ganesha exporting the backing store read-only over NFSv4) or none")
 	fs.BoolVar(&o.InitCA, "init-ca", false, "only create or check the CA in --ca-dir, print the path of its ca.pem and exit")
 	fs.StringArrayVar(&o.Faults, "fault", nil, "further fakeaws fault API:key=value[,key=value], repeatable (see driver/test/fakeaws/README.md)")
 }
@@ -77,6 +87,12 @@ func (o *Options) Validate() error {
 	}
 	if !filepath.IsAbs(o.ReadyFile) || !filepath.IsAbs(o.BackingDir) || !filepath.IsAbs(o.CADir) {
 		return fmt.Errorf("--ready-file %q, --backing-dir %q and --ca-dir %q: want absolute paths", o.ReadyFile, o.BackingDir, o.CADir)
+	}
+	if o.NFSServer == "" {
+		o.NFSServer = NFSServerGanesha
+	}
+	if o.NFSServer != NFSServerGanesha && o.NFSServer != NFSServerNone {
+		return fmt.Errorf("--nfs-server %q: want %s or %s", o.NFSServer, NFSServerGanesha, NFSServerNone)
 	}
 	if o.Latency < 0 {
 		return fmt.Errorf("--aws-latency %s: want a duration >= 0 such as 20ms", o.Latency)

@@ -25,6 +25,8 @@ func TestValidate(t *testing.T) {
 		{"relative ready file", Options{Dir: "/tmp/x", ReadyFile: "ready.json"}, "--ready-file"},
 		{"negative latency", Options{Dir: "/tmp/x", Latency: -time.Millisecond}, "--aws-latency"},
 		{"bad fault", Options{Dir: "/tmp/x", Faults: []string{"latency"}}, "--fault"},
+		{"no NFS server", Options{Dir: "/tmp/x", NFSServer: "none"}, ""},
+		{"unknown NFS server", Options{Dir: "/tmp/x", NFSServer: "knfsd"}, "--nfs-server"},
 		{"init-ca needs ca-dir", Options{InitCA: true}, "--ca-dir"},
 		{"role", Options{Dir: "/tmp/x", Roles: []string{"arn:aws:iam::123456789012:role/efs", "arn:aws:iam::1:role/x,external-id=e"}}, ""},
 		{"bad role", Options{Dir: "/tmp/x", Roles: []string{"efs"}}, "--role"},
@@ -37,7 +39,8 @@ func TestValidate(t *testing.T) {
 			if row.wantErr == "" && err != nil || row.wantErr != "" && (err == nil || !strings.Contains(err.Error(), row.wantErr)) {
 				t.Fatalf("Validate() = %v, want an error naming %q", err, row.wantErr)
 			}
-			if err == nil && !o.InitCA && (o.ReadyFile != "/tmp/x/ready.json" || o.BackingDir != "/tmp/x/backing") {
+			if err == nil && !o.InitCA && (o.ReadyFile != "/tmp/x/ready.json" || o.BackingDir != "/tmp/x/backing" ||
+				o.NFSServer != NFSServerGanesha && row.o.NFSServer == "") {
 				t.Fatalf("defaults: %+v", o)
 			}
 		})

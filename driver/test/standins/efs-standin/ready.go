@@ -21,6 +21,9 @@ type Ready struct {
 	// CAFile is the test CA (PEM) that signed fakeaws' and the mount targets' certificates: the cluster's trusted
 	// CA bundle and efs-utils' stunnel CA.
 	CAFile string `json:"caFile"`
+	// NFSServer is where the real NFS server behind the mount targets serves the backing store (127.0.0.1:PORT),
+	// "" with --nfs-server=none.
+	NFSServer string `json:"nfsServer,omitempty"`
 	// BackingDir holds one directory per file system (BackingDir/<id> is its root).
 	BackingDir string `json:"backingDir"`
 	// RegionalFileSystemID and OneZoneFileSystemID are the two seeded file systems.

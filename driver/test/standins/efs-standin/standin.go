@@ -18,6 +18,7 @@ import (
 	"github.com/openshift/aws-efs-csi/driver/test/fakeaws"
 	"github.com/openshift/aws-efs-csi/driver/test/mounttarget"
 	"github.com/openshift/aws-efs-csi/driver/test/nfsbackend"
+	"github.com/openshift/aws-efs-csi/driver/test/realnfs"
 )
 
 // standin is everything efs-standin runs.
@@ -25,6 +26,7 @@ type standin struct {
 	o       Options
 	aws     *fakeaws.Server
 	backend *nfsbackend.Server
+	nfs     *realnfs.Server
 	stunnel *mounttarget.Stunnel
 	servers []*http.Server
 	ready   Ready
@@ -62,6 +64,13 @@ func start(o Options) (_ *standin, err error) {
 		RegionalFileSystemID: regional, OneZoneFileSystemID: oneZone}
 
 	s.backend = &nfsbackend.Server{BackingDir: o.BackingDir, AccessPoints: s.accessPoint}
+	if o.NFSServer == NFSServerGanesha {
+		if s.nfs, err = realnfs.StartServer(o.Dir, o.BackingDir); err != nil {
+			return nil, fmt.Errorf("--nfs-server=%s: %w", o.NFSServer, err)
+		}
+		s.backend.NFSServer = s.nfs.Addr
+		s.ready.NFSServer = s.nfs.Addr
+	}
 	if err := s.backend.Start(); err != nil {
 		return nil, err
 	}
@@ -150,6 +159,7 @@ func (s *standin) control() http.Handler {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("GET /mounts", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.backend.Mounts()) })
+	mux.HandleFunc("GET /nfs-connections", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.backend.NFSConnections()) })
 	// POST /faults sets fakeaws faults while it runs, one --fault spec per line (e.g. "*:latency=20ms"; a spec
 	// with zero values clears: "*:latency=0s"), so that one cluster serves a test with and without latency.
 	mux.HandleFunc("POST /faults", func(w http.ResponseWriter, r *http.Request) {
@@ -216,6 +226,7 @@ func (s *standin) close() error {
 		errs = append(errs, s.backend.Close(ctx))
 		cancel()
 	}
+	s.nfs.Stop()
 	for _, srv := range s.servers {
 		_ = srv.Close()
 	}

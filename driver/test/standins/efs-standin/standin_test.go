@@ -88,9 +88,6 @@ func TestStartReadyStop(t *testing.T) {
 	}
 }
 
-// TestMountThroughTLS: mount(8) -t efs -o tls → mount.efs → stunnel relay → mount target TLS server → backend;
-// the target shows the file system's backing directory both ways, the NFS mount table has the nfs4 line through
-// the relay, umount(8) unmounts and the line goes; a second mount reuses nothing stale.
 // TestFaultsChangeWhileRunning: POST /faults sets fakeaws latency on a running stand-in and a zero spec clears it;
 // a malformed spec is refused with fakeaws' message and changes nothing.
 func TestFaultsChangeWhileRunning(t *testing.T) {
@@ -130,6 +127,11 @@ func TestFaultsChangeWhileRunning(t *testing.T) {
 	}
 }
 
+// TestMountThroughTLS: mount(8) -t efs -o tls → mount.efs → stunnel relay → mount target TLS server → backend;
+// the target shows the file system's backing directory both ways, the NFS mount table has the nfs4 line through
+// the relay, umount(8) unmounts and the line goes; a second mount reuses nothing stale.
+// Before mounting, the mount.nfs4 stand-in listed the directory over NFSv4 through the same relay: the NFS
+// connection reached the real NFS server (nfs-ganesha) behind the mount target.
 func TestMountThroughTLS(t *testing.T) {
 	w := newWorld(t)
 	w.node(t)
@@ -143,6 +145,12 @@ func TestMountThroughTLS(t *testing.T) {
 	}
 	if !harness.IsMounted(target) {
 		t.Fatal("target is not a mount point")
+	}
+	if w.ready.NFSServer == "" {
+		t.Fatal("the ready document names no NFS server: efs-standin runs nfs-ganesha by default")
+	}
+	if n := w.counts(t, "/nfs-connections")[fs.ID]; n != 1 {
+		t.Errorf("NFS connections relayed for %s after one mount: %d, want 1 (the stand-in's listing through the relay)", fs.ID, n)
 	}
 	if b, err := os.ReadFile(filepath.Join(target, "from-backing")); err != nil || string(b) != "b" {
 		t.Fatalf("file from the backing directory through the mount: %q, %v", b, err)
@@ -235,4 +243,52 @@ func TestAccessPointRootDirectory(t *testing.T) {
 		!strings.Contains(out, "access denied") {
 		t.Fatalf("mount with another file system's access point: %v\n%s", err, out)
 	}
+}
+
+// TestMountNeedsTheNFSServer: with the NFS server behind the mount target gone, the mount.nfs4 stand-in's NFS
+// listing through the relay fails, so nothing is mounted (efs-utils retries it as a reset connection, then gives
+// up with the stand-in's message); with --nfs-server=none there is no NFS server to ask, and the mount is made
+// without NFS traffic.
+func TestMountNeedsTheNFSServer(t *testing.T) {
+	t.Run("server gone", func(t *testing.T) {
+		w := newWorld(t)
+		w.node(t)
+		fs := w.fs(t, w.ready.RegionalFileSystemID)
+		pid, err := os.ReadFile(filepath.Join(w.dir, "standin", "ganesha.pid"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec(t, w.env, "kill", "-KILL", strings.TrimSpace(string(pid))); err != nil {
+			t.Fatalf("stopping nfs-ganesha: %v %s", err, out)
+		}
+		target := filepath.Join(w.dir, "mnt")
+		out, err := w.mount(t, fs.ID, fs.ID+":/", target)
+		if err == nil || !strings.Contains(out, "NFS through") {
+			t.Fatalf("mount without the NFS server: %v, want the stand-in's NFS failure\n%s", err, out)
+		}
+		if harness.IsMounted(target) {
+			t.Fatal("mounted although the NFS server did not answer")
+		}
+		if lines := w.tableLines(t); len(lines) != 0 {
+			t.Fatalf("mount table %q", lines)
+		}
+	})
+	t.Run("none", func(t *testing.T) {
+		w := newWorld(t, "--nfs-server=none")
+		w.node(t)
+		fs := w.fs(t, w.ready.RegionalFileSystemID)
+		target := filepath.Join(w.dir, "mnt")
+		if out, err := w.mount(t, fs.ID, fs.ID+":/", target); err != nil {
+			t.Fatalf("mount: %v\n%s", err, out)
+		}
+		if !harness.IsMounted(target) {
+			t.Fatal("target is not a mount point")
+		}
+		if w.ready.NFSServer != "" {
+			t.Errorf("ready document names NFS server %q with --nfs-server=none", w.ready.NFSServer)
+		}
+		if got := w.counts(t, "/nfs-connections"); len(got) != 0 {
+			t.Errorf("NFS connections %v with --nfs-server=none, want none", got)
+		}
+	})
 }

@@ -254,7 +254,13 @@ func (w *world) efsClient(t *testing.T) *efs.Client {
 // calls reads the call counts from the control endpoint.
 func (w *world) calls(t *testing.T) map[string]int {
 	t.Helper()
-	resp, err := http.Get(w.ready.ControlURL + "/calls")
+	return w.counts(t, "/calls")
+}
+
+// counts reads a map of counts from the control endpoint's path.
+func (w *world) counts(t *testing.T, path string) map[string]int {
+	t.Helper()
+	resp, err := http.Get(w.ready.ControlURL + path)
 	if err != nil {
 		t.Fatal(err)
 	}

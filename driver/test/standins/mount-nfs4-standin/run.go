@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/openshift/aws-efs-csi/driver/test/nfsbackend"
+	"github.com/openshift/aws-efs-csi/driver/test/realnfs"
 )
 
 const (
@@ -52,16 +55,45 @@ func run(args, environ []string) (int, error) {
 		}
 		req.Certificate = cert
 	}
-	resp, err := ask(net.JoinHostPort(c.Host, strconv.Itoa(c.Port)), req)
+	addr := net.JoinHostPort(c.Host, strconv.Itoa(c.Port))
+	resolve := req
+	resolve.Resolve = true
+	resp, err := askServer(addr, resolve, c.Source)
 	if err != nil {
-		// what mount.nfs4 says when the relay drops the connection; efs-utils retries on "reset by peer"
-		return exitFailure, fmt.Errorf("Connection reset by peer (stand-in: no answer from the NFS server through %s: %v)",
-			net.JoinHostPort(c.Host, strconv.Itoa(c.Port)), err)
+		return exitFailure, err
 	}
-	if resp.Error != "" {
-		return exitFailure, fmt.Errorf("mounting %s failed, reason given by server: %s", c.Source, resp.Error)
+	if resp.NFSPath != "" {
+		// A real NFS server is behind the mount target: talk NFS to it through the same relay before mounting,
+		// so that a relay that carries the stand-in's requests but not NFS traffic fails the mount.
+		ctx, cancel := context.WithTimeout(context.Background(), nfsListTimeout)
+		defer cancel()
+		if _, err := realnfs.List(ctx, c.Host, c.Port, resp.NFSPath); errors.Is(err, exec.ErrNotFound) {
+			return exitFailure, err // the image lacks the NFS client: no retry helps
+		} else if err != nil {
+			return exitFailure, fmt.Errorf("Connection reset by peer (stand-in: NFS through %s failed: %v)", addr, err)
+		}
+		// like mount.nfs4, nothing is printed on success
+	}
+	if _, err := askServer(addr, req, c.Source); err != nil {
+		return exitFailure, err
 	}
 	return 0, nil
+}
+
+// nfsListTimeout bounds the NFS listing before a mount.
+const nfsListTimeout = 30 * time.Second
+
+// askServer sends req through the relay at addr and returns the answer, or the error mount.nfs4 would print.
+func askServer(addr string, req nfsbackend.Request, source string) (nfsbackend.Response, error) {
+	resp, err := ask(addr, req)
+	if err != nil {
+		// what mount.nfs4 says when the relay drops the connection; efs-utils retries on "reset by peer"
+		return resp, fmt.Errorf("Connection reset by peer (stand-in: no answer from the NFS server through %s: %v)", addr, err)
+	}
+	if resp.Error != "" {
+		return resp, fmt.Errorf("mounting %s failed, reason given by server: %s", source, resp.Error)
+	}
+	return resp, nil
 }
 
 // ask sends the request and reads the answer.

@@ -37,6 +37,8 @@ type standInReady struct {
 	BackingDir           string `json:"backingDir"`
 	RegionalFileSystemID string `json:"regionalFileSystemID"`
 	OneZoneFileSystemID  string `json:"oneZoneFileSystemID"`
+	// NFSServer is where nfs-ganesha serves the backing store behind the mount targets.
+	NFSServer string `json:"nfsServer"`
 }
 
 // startEFSStandIn builds and starts efs-standin in a directory of the test and waits for its ready document; it is
@@ -137,7 +139,19 @@ func (r *standInReady) post(ctx context.Context, path, body string) error {
 
 // calls returns fakeaws' calls per operation so far ("*" is the total), from the control endpoint.
 func (r *standInReady) calls(ctx context.Context) (map[string]int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.ControlURL+"/calls", nil)
+	return r.counts(ctx, "/calls")
+}
+
+// nfsConnections returns how many NFS connections of each file system reached the real NFS server behind the
+// mount targets (nfs-ganesha) so far: the mount.nfs4 stand-in lists every directory over NFS through efs-utils'
+// relay before it mounts it.
+func (r *standInReady) nfsConnections(ctx context.Context) (map[string]int, error) {
+	return r.counts(ctx, "/nfs-connections")
+}
+
+// counts reads a map of counts from the control endpoint's path.
+func (r *standInReady) counts(ctx context.Context, path string) (map[string]int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.ControlURL+path, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -151,11 +165,11 @@ func (r *standInReady) calls(ctx context.Context) (map[string]int, error) {
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s/calls: %s: %s", r.ControlURL, resp.Status, b)
+		return nil, fmt.Errorf("GET %s%s: %s: %s", r.ControlURL, path, resp.Status, b)
 	}
 	var counts map[string]int
 	if err := json.Unmarshal(b, &counts); err != nil {
-		return nil, fmt.Errorf("GET %s/calls: %w: %s", r.ControlURL, err, b)
+		return nil, fmt.Errorf("GET %s%s: %w: %s", r.ControlURL, path, err, b)
 	}
 	return counts, nil
 }

@@ -358,10 +358,15 @@ func containerDigests(cs []corev1.Container) string {
 
 // podsShareFiles runs two pods on the claim default/shared: each writes a file and reads the other's, through
 // kubelet → CSI node → mount.efs → stunnel → the mount target stand-in; the files land in the access point's
-// directory of the backing store.
+// directory of the backing store. Each mount's NFS listing by the mount.nfs4 stand-in crossed the node's TLS relay
+// to the real NFS server behind the mount target.
 func (s *stack) podsShareFiles(t *testing.T) {
 	t.Helper()
 	ctx := t.Context()
+	nfsBefore, err := s.aws.nfsConnections(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	images, err := ReadImages(stackDir)
 	if err != nil {
 		t.Fatal(err)
@@ -424,6 +429,15 @@ func (s *stack) podsShareFiles(t *testing.T) {
 	}
 	rel, _ := filepath.Rel(filepath.Join(s.aws.BackingDir, s.aws.RegionalFileSystemID), filepath.Dir(written[0]))
 	s.apDir = "/" + rel
+	nfsAfter, err := s.aws.nfsConnections(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each pod's volume is a mount of its own (the driver has no staging step), listed over NFS first.
+	if fsID := s.aws.RegionalFileSystemID; nfsAfter[fsID]-nfsBefore[fsID] < 2 {
+		t.Errorf("NFS connections of %s to %s: %d before the two pods, %d after; want at least 2 more (the mount.nfs4 stand-in lists each directory over NFS through the relay before mounting it)",
+			fsID, s.aws.NFSServer, nfsBefore[fsID], nfsAfter[fsID])
+	}
 	for _, name := range []string{"writer-a", "writer-b"} {
 		if err := s.kube.CoreV1().Pods("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 			t.Error(err)
