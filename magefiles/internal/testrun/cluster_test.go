@@ -52,12 +52,12 @@ func TestPlanRunsTheClusterSuiteWhenItsPackageExists(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, "operator", "test", "e2e", "localcluster"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	suites, err = Plan(root, Options{GoTestFlags: []string{"-v"}})
+	suites, err = Plan(root, Options{GoTestFlags: []string{"-count=1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	last := suites[len(suites)-1]
-	want := []string{"go", "test", "-race", "-tags", "cluster", "-timeout", "40m", "-v", "./test/e2e/localcluster"}
+	want := []string{"go", "test", "-race", "-tags", "cluster", "-timeout", "40m", "-v", "-count=1", "./test/e2e/localcluster"}
 	if last.Name != "cluster operator/test/e2e/localcluster" || last.Dir != "operator" || !reflect.DeepEqual(last.Argv, want) {
 		t.Fatalf("last suite = %+v; want the cluster suite running %v in operator", last, want)
 	}

@@ -39,7 +39,8 @@ func StackDir(root string) string { return filepath.Join(root, "_output", "e2e",
 // stackSuite runs the stack package; its Prepare builds the project's images for the cluster (ClusterImages, done
 // once for the cluster suite already), writes StackDir and points the suite at both.
 func stackSuite(root string, goTestFlags []string) Suite {
-	argv := append([]string{"go", "test", "-race", "-tags", "cluster", "-timeout", "40m"}, goTestFlags...)
+	// -v: a cluster suite runs for minutes; each subtest shows as it starts and with its time as it ends.
+	argv := append([]string{"go", "test", "-race", "-tags", "cluster", "-timeout", "40m", "-v"}, goTestFlags...)
 	return Suite{
 		Name:     "cluster " + clusterSuiteDir + "/" + filepath.Clean(stackSuitePackage),
 		Dir:      clusterSuiteDir,

@@ -19,7 +19,7 @@ func TestPlanRunsTheStackSuiteWithItsDirectory(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, clusterSuiteDir, stackSuitePackage), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	suites, err := Plan(root, Options{GoTestFlags: []string{"-v"}})
+	suites, err := Plan(root, Options{GoTestFlags: []string{"-count=1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestPlanRunsTheStackSuiteWithItsDirectory(t *testing.T) {
 	if last.Name != "cluster operator/test/e2e/stack" || last.Dir != "operator" || last.Prepare == nil {
 		t.Fatalf("last suite = %+v; want the stack suite in operator with a Prepare step", last)
 	}
-	wantArgv := []string{"go", "test", "-race", "-tags", "cluster", "-timeout", "40m", "-v", "./test/e2e/stack"}
+	wantArgv := []string{"go", "test", "-race", "-tags", "cluster", "-timeout", "40m", "-v", "-count=1", "./test/e2e/stack"}
 	if !slices.Equal(last.Argv, wantArgv) {
 		t.Errorf("argv %v; want %v", last.Argv, wantArgv)
 	}

@@ -118,7 +118,8 @@ func Plan(root string, opts Options) ([]Suite, error) {
 		})
 	}
 	if _, err := os.Stat(filepath.Join(root, clusterSuiteDir, clusterSuitePackage)); err == nil {
-		argv := append([]string{"go", "test", "-race", "-tags", "cluster", "-timeout", "40m"}, opts.GoTestFlags...)
+		// -v: a cluster suite runs for minutes; each subtest shows as it starts and with its time as it ends.
+		argv := append([]string{"go", "test", "-race", "-tags", "cluster", "-timeout", "40m", "-v"}, opts.GoTestFlags...)
 		suites = append(suites, Suite{
 			Name:     "cluster " + clusterSuiteDir + "/" + strings.TrimPrefix(clusterSuitePackage, "./"),
 			Dir:      clusterSuiteDir,

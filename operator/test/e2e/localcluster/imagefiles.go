@@ -3,6 +3,7 @@ package localcluster
 import (
 	"archive/tar"
 	"bufio"
+	"bytes"
 	"io"
 	"io/fs"
 	"os"
@@ -16,7 +17,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // ImageFile is a file of an image FilesImage makes: its content from Source (a file on this machine) or Data, or
@@ -48,15 +50,14 @@ func FilesImage(files []ImageFile, cfg ImageConfig) (v1.Image, error) {
 			files[i].Data = data
 		}
 	}
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		pr, pw := io.Pipe()
-		go func() { pw.CloseWithError(writeFilesTar(pw, files)) }()
-		return pr, nil
-	})
-	if err != nil {
+	// One uncompressed layer, written once: a gzip layer is compressed again for every digest and every archive
+	// written, which for OLM's three programs took most of a minute in a -race test binary. containerd imports
+	// uncompressed layers as docker save writes them.
+	var tarred bytes.Buffer
+	if err := writeFilesTar(&tarred, files); err != nil {
 		return nil, err
 	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
+	img, err := mutate.AppendLayers(empty.Image, static.NewLayer(tarred.Bytes(), types.DockerUncompressedLayer))
 	if err != nil {
 		return nil, err
 	}

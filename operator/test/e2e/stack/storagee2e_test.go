@@ -25,7 +25,7 @@ const minStoragePassed = 32
 
 // storageProcs is how many processes run the storage tests at once: most of a test's time is spent waiting for
 // pods and claims, so more processes than the two cores still shorten the run.
-const storageProcs = 4
+const storageProcs = 6
 
 // kubernetesStorageTests runs Kubernetes' external storage tests (e2e.test at the cluster's version with our test
 // driver file) against the driver the operator installed: their pods run a stand-in for the e2e test images
