@@ -167,6 +167,9 @@ func (s *Server) serve(c net.Conn, fsID string) {
 	_ = WriteMessage(c, resp)
 }
 
+// nfsRelayTimeout bounds one relayed NFS connection.
+const nfsRelayTimeout = 2 * time.Minute
+
 // isRecordMark says whether b can start an ONC RPC record over TCP (RFC 5531 §11): the high bit marks the last
 // fragment, and NFS clients send each call as one fragment. A JSON request starts with '{'.
 func isRecordMark(b byte) bool { return b&0x80 != 0 }
@@ -177,13 +180,17 @@ func (s *Server) relayNFS(c net.Conn, r *bufio.Reader, fsID string) {
 		klog.InfoS("NFS connection closed: no NFS server behind this stand-in", "fileSystemID", fsID)
 		return
 	}
-	_ = c.SetDeadline(time.Time{})
 	up, err := net.DialTimeout("tcp", s.NFSServer, 10*time.Second)
 	if err != nil {
 		klog.InfoS("NFS server unreachable", "fileSystemID", fsID, "server", s.NFSServer, "err", err)
 		return
 	}
 	defer up.Close()
+	// The clients are short NFS sessions (a listing before a mount); the deadline keeps Close from waiting on a
+	// stalled one for longer.
+	deadline := time.Now().Add(nfsRelayTimeout)
+	_ = c.SetDeadline(deadline)
+	_ = up.SetDeadline(deadline)
 	klog.V(2).InfoS("Relaying an NFS connection", "fileSystemID", fsID, "server", s.NFSServer)
 	s.mu.Lock()
 	s.relayed[fsID]++

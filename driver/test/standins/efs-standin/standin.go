@@ -217,16 +217,17 @@ func toBackend(ap fakeaws.AccessPoint) (nfsbackend.AccessPoint, bool) {
 // close stops everything in reverse order and removes the ready file.
 func (s *standin) close() error {
 	var errs []error
-	// stunnel first: no new requests reach the backend while it takes its mounts off
+	// stunnel first: no new requests reach the backend while it takes its mounts off; then the NFS server, so
+	// that no relayed NFS connection keeps the backend's Close waiting
 	if s.stunnel != nil {
 		s.stunnel.Stop()
 	}
+	s.nfs.Stop()
 	if s.backend != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		errs = append(errs, s.backend.Close(ctx))
 		cancel()
 	}
-	s.nfs.Stop()
 	for _, srv := range s.servers {
 		_ = srv.Close()
 	}
