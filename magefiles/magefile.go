@@ -1,7 +1,7 @@
 //go:build mage
 
 // Build, test and verify the AWS EFS CSI stack for OpenShift. Every target is a thin wrapper over a tested
-// package under magefiles/internal; run them from the repository root as `go tool mage <target>`.
+// package under magefiles/pkg; run them from the repository root as `go tool mage <target>`.
 package main
 
 import (
@@ -15,24 +15,24 @@ import (
 
 	"github.com/magefile/mage/mg"
 
-	"github.com/openshift/aws-efs-csi/magefiles/internal/bundle"
-	"github.com/openshift/aws-efs-csi/magefiles/internal/catalog"
-	"github.com/openshift/aws-efs-csi/magefiles/internal/clusterimages"
-	"github.com/openshift/aws-efs-csi/magefiles/internal/gobuild"
-	"github.com/openshift/aws-efs-csi/magefiles/internal/imagebuild"
-	"github.com/openshift/aws-efs-csi/magefiles/internal/konflux"
-	"github.com/openshift/aws-efs-csi/magefiles/internal/platform"
-	"github.com/openshift/aws-efs-csi/magefiles/internal/pybuild"
-	"github.com/openshift/aws-efs-csi/magefiles/internal/stamp"
-	"github.com/openshift/aws-efs-csi/magefiles/internal/sysdeps"
-	"github.com/openshift/aws-efs-csi/magefiles/internal/testrun"
-	"github.com/openshift/aws-efs-csi/magefiles/internal/verify"
-	"github.com/openshift/aws-efs-csi/magefiles/internal/versions"
-	"github.com/openshift/aws-efs-csi/magefiles/internal/wheels"
-	"github.com/openshift/aws-efs-csi/magefiles/internal/workspace"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/bundle"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/catalog"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/clusterimages"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/gobuild"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/imagebuild"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/konflux"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/platform"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/pybuild"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/stamp"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/sysdeps"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/testrun"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/verify"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/versions"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/wheels"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/workspace"
 
 	//mage:import wheels
-	_ "github.com/openshift/aws-efs-csi/magefiles/internal/wheeltargets"
+	_ "github.com/openshift/aws-efs-csi/magefiles/pkg/wheeltargets"
 )
 
 // Default is what a bare `go tool mage` runs.
