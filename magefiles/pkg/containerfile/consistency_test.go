@@ -54,7 +54,7 @@ func defaultSpecs(t *testing.T, root string) ([]imagebuild.Spec, versions.Versio
 // componentRepos maps each Konflux component to the repository its push PipelineRun writes.
 func componentRepos(t *testing.T, root string) func(string) string {
 	t.Helper()
-	runs, err := konflux.Load(filepath.Join(root, "ci", "tekton"))
+	runs, err := konflux.Load(filepath.Join(root, konflux.Dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestCheckBaseCatchesADifferentBase(t *testing.T) {
 	}{
 		{specs[0], "FROM runtime\n", "FROM registry.example.com/other:1\n", "the final stage is FROM registry.example.com/other:1; mage assembles on an image of stage \"runtime\""},
 		{specs[0], "FROM ${BASE_IMAGE} AS runtime", "FROM registry.ci.openshift.org/ocp/4.22:base-rhel9 AS runtime", "stage \"runtime\" is FROM registry.ci.openshift.org/ocp/4.22:base-rhel9; its base must be " + v.Get("BASE_IMAGE")},
-		{specs[1], "FROM ${EFS_UTILS_BASE_IMAGE}", "FROM registry.ci.openshift.org/ocp/5.0:aws-efs-utils-base", "the final stage is FROM registry.ci.openshift.org/ocp/5.0:aws-efs-utils-base; mage assembles on image:aws-efs-utils-base, which Konflux pushes to quay.io/redhat-user-workloads/"},
+		{specs[1], "FROM quay.io/redhat-user-workloads/aws-efs-csi-tenant/aws-efs-utils-base@", "FROM registry.ci.openshift.org/ocp/5.0:aws-efs-utils-base@", "the final stage is FROM registry.ci.openshift.org/ocp/5.0:aws-efs-utils-base@sha256:0000000000000000000000000000000000000000000000000000000000000000; mage assembles on image:aws-efs-utils-base, which Konflux pushes to quay.io/redhat-user-workloads/"},
 		{specs[2], "FROM ${BASE_IMAGE}\n", "FROM registry.ci.openshift.org/ocp/4.22:base-rhel9\n", "the final stage is FROM registry.ci.openshift.org/ocp/4.22:base-rhel9; mage assembles on " + v.Get("BASE_IMAGE")},
 	} {
 		data, err := os.ReadFile(filepath.Join(root, "images", row.spec.Name, "Containerfile"))

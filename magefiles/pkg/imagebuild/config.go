@@ -14,6 +14,10 @@ import (
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/platform"
 )
 
+// DistributionScope is the distribution-scope label, which Red Hat's release policy requires (magefiles/pkg/konflux):
+// the images are shipped publicly.
+const DistributionScope = "public"
+
 // SourceURL is the repository the images are built from (org.opencontainers.image.source).
 const SourceURL = "https://github.com/openshift/aws-efs-csi"
 
@@ -29,6 +33,7 @@ func Labels(spec Spec, version, release, commit string, created time.Time) map[s
 		"com.redhat.component":                 spec.Name + "-container",
 		"vendor":                               Vendor,
 		"url":                                  SourceURL,
+		"distribution-scope":                   DistributionScope,
 		"maintainer":                           Maintainer,
 		"summary":                              spec.Config.DisplayName,
 		"description":                          spec.Config.Description,

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -40,8 +41,22 @@ type Run struct {
 			Name  string          `json:"name"`
 			Value json.RawMessage `json:"value"`
 		} `json:"params"`
+		PipelineRef struct {
+			Name     string `json:"name"`
+			Resolver string `json:"resolver"`
+			Params   []struct {
+				Name  string `json:"name"`
+				Value string `json:"value"`
+			} `json:"params"`
+		} `json:"pipelineRef"`
 	} `json:"spec"`
 }
+
+// Dir is where Pipelines-as-Code reads PipelineRuns: .tekton/ at the repository root, and only there
+// (openshift-pipelines/pipelines-as-code@c6397d3fda503f8cabfa5d050324ec0eb313bab7,
+// docs/content/docs/guides/pipeline-resolution/_index.md: "all files ending with .yaml or .yml in the .tekton/
+// directory and its subdirectories at the root of your repository").
+const Dir = ".tekton"
 
 // Param returns the named parameter as a string ("" when absent or not a string).
 func (r Run) Param(name string) string {
@@ -67,7 +82,8 @@ func (r Run) ParamList(name string) []string {
 	return nil
 }
 
-// Load parses every *.yaml file of dir as a PipelineRun.
+// Load parses the PipelineRuns among the *.yaml files of dir; files of other kinds (the shared Pipelines, an
+// ImageDigestMirrorSet) are left out.
 func Load(dir string) ([]Run, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil {
@@ -88,22 +104,47 @@ func Load(dir string) ([]Run, error) {
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		r.File = f
+		if r.Kind != "PipelineRun" {
+			continue
+		}
 		runs = append(runs, r)
 	}
 	return runs, nil
 }
 
+// Prefetch returns the entries of the prefetch-input parameter.
+func (r Run) Prefetch() ([]Prefetch, error) {
+	var inputs []Prefetch
+	err := json.Unmarshal([]byte(r.Param("prefetch-input")), &inputs)
+	return inputs, err
+}
+
+// Facts of hermeto, the prefetcher of Konflux's prefetch-dependencies task, that the checks rely on.
+const (
+	// hermetoGoWork: fetch_gomod_source runs `go env GOWORK` in the gomod path (which must hold a go.mod) and,
+	// when it names a go.work, lists and downloads the packages of every workspace module.
+	hermetoGoWork = "hermetoproject/hermeto@fa5640061eb6876d5fbe1e3c1f5b799f98c10604 hermeto/core/package_managers/gomod/main.py fetch_gomod_source, go.py _get_go_work_path"
+	// hermetoPip: PipPackageInput has requirements_files, requirements_build_files (default requirements-build.txt
+	// when present) and allow_binary (default false: sdists only).
+	hermetoPip = "hermetoproject/hermeto@fa5640061eb6876d5fbe1e3c1f5b799f98c10604 hermeto/core/models/input.py PipPackageInput, hermeto/core/package_managers/python/pip/main.py"
+)
+
 // Prefetch is one entry of the prefetch-input parameter.
 type Prefetch struct {
-	Type              string   `json:"type"`
-	Path              string   `json:"path"`
-	RequirementsFiles []string `json:"requirements_files,omitempty"`
-	AllowBinary       string   `json:"allow_binary,omitempty"`
+	Type                   string    `json:"type"`
+	Path                   string    `json:"path"`
+	RequirementsFiles      []string  `json:"requirements_files,omitempty"`
+	RequirementsBuildFiles *[]string `json:"requirements_build_files,omitempty"`
+	AllowBinary            bool      `json:"allow_binary,omitempty"`
 }
 
 // Check returns every problem of runs against the repository at root; none means all is well.
 func Check(root string, runs []Run) []string {
 	var problems []string
+	pipelines, err := LoadPipelines(filepath.Join(root, Dir))
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
 	seen := map[string]bool{}
 	names := map[string]string{}
 	for _, r := range runs {
@@ -131,11 +172,17 @@ func Check(root string, runs []Run) []string {
 		if want := component + "-" + event + ".yaml"; where != want {
 			add("file name: want %s for component %q on %s", want, component, event)
 		}
-		if !strings.Contains(cel, `"ci/tekton/`+where+`".pathChanged()`) {
-			add("on-cel-expression does not trigger on changes to its own file ci/tekton/%s", where)
-		}
 		problems = append(problems, checkBuild(root, where, r)...)
+		problems = append(problems, checkPipeline(root, where, r, pipelines)...)
+		for _, p := range Feeds(root, r) {
+			if !Triggers(cel, p) {
+				add("on-cel-expression does not fire on %s, which feeds component %s: add \"%s\".pathChanged() (or a folder/*** that holds it)", p, component, p)
+			}
+		}
 	}
+	problems = append(problems, checkBaseNudge(root, runs)...)
+	problems = append(problems, CheckLabels(root)...)
+	problems = append(problems, missingSources(root)...)
 	for _, c := range Components {
 		for _, e := range []string{"pull-request", "push"} {
 			if !seen[c+"/"+e] {
@@ -172,12 +219,25 @@ func checkBuild(root, where string, r Run) []string {
 	if !regexp.MustCompile(`^quay\.io/redhat-user-workloads/[a-z0-9-]+/` + regexp.QuoteMeta(r.Metadata.Labels["appstudio.openshift.io/component"]) + `:`).MatchString(r.Param("output-image")) {
 		add("output-image %q: want quay.io/redhat-user-workloads/<tenant>/<component>:<tag>", r.Param("output-image"))
 	}
-	var inputs []Prefetch
-	if err := json.Unmarshal([]byte(r.Param("prefetch-input")), &inputs); err != nil || len(inputs) == 0 {
+	if r.Param("rewrite-timestamp") != "true" {
+		add("rewrite-timestamp is %q: want \"true\" (layer file times clamped to SOURCE_DATE_EPOCH, the commit time)", r.Param("rewrite-timestamp"))
+	}
+	if !slices.Contains(r.ParamList("build-args"), "RELEASE={{revision}}") {
+		add("build-args %v: want RELEASE={{revision}} (the release label, which no build task sets)", r.ParamList("build-args"))
+	}
+	inputs, err := r.Prefetch()
+	if err != nil || len(inputs) == 0 {
 		add("prefetch-input %q: want a JSON list of {type, path}: %v", r.Param("prefetch-input"), err)
 	}
+	gomod := 0
 	for _, p := range inputs {
+		if p.Type == "gomod" {
+			gomod++
+		}
 		problems = append(problems, checkPrefetch(root, where, p)...)
+	}
+	if gomod > 1 {
+		add("prefetch-input has %d gomod entries: want one; hermeto resolves the whole go.work from any module of it (%s)", gomod, hermetoGoWork)
 	}
 	return problems
 }
@@ -201,12 +261,23 @@ func checkPrefetch(root, where string, p Prefetch) []string {
 	case "gomod":
 		need("go.mod")
 		need("go.sum")
+		if mods, err := WorkspaceModules(root); err != nil {
+			add("%v", err)
+		} else if !slices.Contains(mods, filepath.ToSlash(filepath.Clean(p.Path))) {
+			add("not a module of go.work %v: hermeto finds go.work with `go env GOWORK` from this path (%s)", mods, hermetoGoWork)
+		}
 	case "pip":
 		if len(p.RequirementsFiles) == 0 {
 			add("no requirements_files")
 		}
 		for _, f := range p.RequirementsFiles {
 			need(f)
+		}
+		if p.RequirementsBuildFiles == nil || len(*p.RequirementsBuildFiles) > 0 {
+			add("requirements_build_files: want [] (hermeto would otherwise look for requirements-build.txt): the sdist builds with RHEL's python3-setuptools and python3-wheel RPMs (rpm lock) and pip --no-build-isolation (%s)", hermetoPip)
+		}
+		if p.AllowBinary {
+			add("allow_binary: want false: the pinned hashes are sdists' (%s)", hermetoPip)
 		}
 	case "rpm":
 		need("rpms.in.yaml")
@@ -227,20 +298,35 @@ func checkLock(path string) error {
 		return err
 	}
 	var lock struct {
-		LockfileVersion int `json:"lockfileVersion"`
+		LockfileVersion int    `json:"lockfileVersion"`
+		LockfileVendor  string `json:"lockfileVendor"`
 		Arches          []struct {
-			Arch string `json:"arch"`
+			Arch     string `json:"arch"`
+			Packages []struct {
+				URL string `json:"url"`
+			} `json:"packages"`
 		} `json:"arches"`
 	}
 	if err := yaml.Unmarshal(data, &lock); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	// hermeto's RedhatRpmsLock (hermetoproject/hermeto@fa5640061eb6876d5fbe1e3c1f5b799f98c10604,
+	// hermeto/core/package_managers/rpm/redhat.py): lockfileVersion must be 1, lockfileVendor "redhat", arches a
+	// list of {arch, packages, source, module_metadata}; each package needs a url (repoid, checksum, size optional).
 	if lock.LockfileVersion != 1 {
 		return fmt.Errorf("%s: lockfileVersion %d: want 1", path, lock.LockfileVersion)
+	}
+	if lock.LockfileVendor != "redhat" {
+		return fmt.Errorf("%s: lockfileVendor %q: want redhat", path, lock.LockfileVendor)
 	}
 	have := map[string]bool{}
 	for _, a := range lock.Arches {
 		have[a.Arch] = true
+		for i, p := range a.Packages {
+			if p.URL == "" {
+				return fmt.Errorf("%s: arch %s package %d has no url", path, a.Arch, i)
+			}
+		}
 	}
 	for _, a := range lockArches {
 		if !have[a] {

@@ -21,12 +21,12 @@ func repoRoot(t *testing.T) string {
 
 func TestShippedPipelineRuns(t *testing.T) {
 	root := repoRoot(t)
-	runs, err := Load(filepath.Join(root, "ci", "tekton"))
+	runs, err := Load(filepath.Join(root, Dir))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if problems := Check(root, runs); len(problems) > 0 {
-		t.Fatalf("ci/tekton:\n  %s", strings.Join(problems, "\n  "))
+		t.Fatalf(".tekton:\n  %s", strings.Join(problems, "\n  "))
 	}
 	if len(runs) != 2*len(Components) {
 		t.Errorf("%d PipelineRuns, want a pull-request and a push run for each of %v", len(runs), Components)
@@ -78,7 +78,7 @@ func TestRPMInputMatchesContainerfile(t *testing.T) {
 // TestCheckFindsProblems breaks a copy of one PipelineRun in each way the checks look for.
 func TestCheckFindsProblems(t *testing.T) {
 	root := repoRoot(t)
-	orig, err := os.ReadFile(filepath.Join(root, "ci", "tekton", "aws-efs-utils-base-push.yaml"))
+	orig, err := os.ReadFile(filepath.Join(root, Dir, "aws-efs-utils-base-push.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,11 +132,11 @@ func TestReadyNeedsAResolvedLock(t *testing.T) {
 		return "      - {name: " + name + ", url: https://cdn.example.com/" + name + ".rpm, checksum: 'sha256:00ff', size: 1}\n"
 	}
 	for _, row := range []struct{ name, lock, want string }{
-		{"empty lists", "lockfileVersion: 1\narches:\n  - arch: x86_64\n    packages: []\n  - arch: aarch64\n    packages: []\n", "arch x86_64 resolves no python3, stunnel"},
-		{"one arch short", "lockfileVersion: 1\narches:\n  - arch: x86_64\n    packages:\n" + pkg("python3") + pkg("stunnel") + "  - arch: aarch64\n    packages:\n" + pkg("python3"), "arch aarch64 resolves no stunnel"},
-		{"no checksum", "lockfileVersion: 1\narches:\n  - arch: x86_64\n    packages:\n      - {name: python3, url: x}\n" + pkg("stunnel") + "  - arch: aarch64\n    packages:\n" + pkg("python3") + pkg("stunnel"), "arch x86_64 resolves no python3"},
-		{"missing arch", "lockfileVersion: 1\narches:\n  - arch: x86_64\n    packages:\n" + pkg("python3") + pkg("stunnel"), "no entry for arch aarch64"},
-		{"complete", "lockfileVersion: 1\narches:\n  - arch: x86_64\n    packages:\n" + pkg("python3") + pkg("stunnel") + "  - arch: aarch64\n    packages:\n" + pkg("python3") + pkg("stunnel"), ""},
+		{"empty lists", "lockfileVersion: 1\nlockfileVendor: redhat\narches:\n  - arch: x86_64\n    packages: []\n  - arch: aarch64\n    packages: []\n", "arch x86_64 resolves no python3, stunnel"},
+		{"one arch short", "lockfileVersion: 1\nlockfileVendor: redhat\narches:\n  - arch: x86_64\n    packages:\n" + pkg("python3") + pkg("stunnel") + "  - arch: aarch64\n    packages:\n" + pkg("python3"), "arch aarch64 resolves no stunnel"},
+		{"no checksum", "lockfileVersion: 1\nlockfileVendor: redhat\narches:\n  - arch: x86_64\n    packages:\n      - {name: python3, url: x}\n" + pkg("stunnel") + "  - arch: aarch64\n    packages:\n" + pkg("python3") + pkg("stunnel"), "arch x86_64 resolves no python3"},
+		{"missing arch", "lockfileVersion: 1\nlockfileVendor: redhat\narches:\n  - arch: x86_64\n    packages:\n" + pkg("python3") + pkg("stunnel"), "no entry for arch aarch64"},
+		{"complete", "lockfileVersion: 1\nlockfileVendor: redhat\narches:\n  - arch: x86_64\n    packages:\n" + pkg("python3") + pkg("stunnel") + "  - arch: aarch64\n    packages:\n" + pkg("python3") + pkg("stunnel"), ""},
 	} {
 		write("rpms.lock.yaml", row.lock)
 		got := strings.Join(lockResolves(dir), "\n")

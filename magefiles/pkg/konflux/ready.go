@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -12,11 +13,21 @@ import (
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/versions"
 )
 
-// Ready returns every reason a hermetic Konflux build of runs would fail although Check finds the files in
-// place: an RPM lock that does not resolve every package of its input for every architecture, and a base image of
-// one of our own components in the versions file that is not pinned by digest. None means the builds have all
-// they need; `go tool mage konflux` runs Check and Ready.
-func Ready(root string, runs []Run) []string {
+// NotOffline are the rules of issue 23 that no offline check can decide; `go tool mage konflux` prints them
+// every time, with Pending's items, in one list.
+var NotOffline = []string{
+	"the pinned task bundles exist on quay.io and are still in Conforma's trusted-task data (MintMaker moves them on)",
+	"the tenant (aws-efs-csi-tenant), application and service-account names match what Konflux onboarding created",
+	"the Component CRs carry the nudge relations (build-nudges-ref: aws-efs-utils-base -> aws-efs-csi-driver)",
+	"the hermetic builds themselves: prefetch, buildah on the multi-platform controller, and the release pipeline's Conforma run",
+}
+
+// Pending returns what a shipping Konflux build needs that cannot be produced on this machine, although Check
+// finds the files in place: an RPM lock that resolves every package of its input for every architecture (needs
+// the entitled RHEL repositories), and the first push digest of each of our own components wherever another
+// component is built from it (the all-zero placeholder, or a versions-file reference without a digest). None
+// means the builds have all they need; `go tool mage test` runs Check only, `go tool mage konflux` both.
+func Pending(root string, runs []Run) []string {
 	var problems []string
 	seen := map[string]bool{}
 	for _, r := range runs {
@@ -30,6 +41,18 @@ func Ready(root string, runs []Run) []string {
 			problems = append(problems, lockResolves(filepath.Join(root, p.Path))...)
 		}
 	}
+	for _, c := range Components {
+		_, repo := PushRepo(runs, c)
+		if repo == "" {
+			continue
+		}
+		for _, file := range append([]string{versions.File}, keys(LabelledImages)...) {
+			data, err := os.ReadFile(filepath.Join(root, file))
+			if err == nil && strings.Contains(string(data), repo+"@"+PlaceholderDigest) {
+				problems = append(problems, fmt.Sprintf("%s: first push digest not recorded: %s@%s is the placeholder; the first push build of %s nudges it (ci/README.md)", file, repo, PlaceholderDigest, c))
+			}
+		}
+	}
 	v, err := versions.Load(root)
 	if err != nil {
 		return append(problems, err.Error())
@@ -37,10 +60,19 @@ func Ready(root string, runs []Run) []string {
 	for _, k := range versions.Keys {
 		ref := v.Get(k)
 		if strings.HasPrefix(ref, "quay.io/redhat-user-workloads/") && !strings.Contains(ref, "@sha256:") {
-			problems = append(problems, fmt.Sprintf("%s: %s=%s is not pinned by digest: commit the digest of the component's first push build (repository:tag@sha256:...); its nudges keep it current", versions.File, k, ref))
+			problems = append(problems, fmt.Sprintf("%s: %s=%s: first push digest not recorded (no @sha256:); commit the digest of the component's first push build; its nudges keep it current", versions.File, k, ref))
 		}
 	}
 	return problems
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // lockResolves checks that rpms.lock.yaml in dir lists, for every architecture, each package of rpms.in.yaml with

@@ -113,9 +113,15 @@ func TestGoModulesUseTheBuildersGo(t *testing.T) {
 }
 
 // TestContainerfileArgDefaultsAreTheFilesValues: an ARG named like a key of the file defaults to its value, and
-// every Containerfile builds FROM such an ARG (no literal image references).
+// every Containerfile builds FROM such an ARG (no literal image references), except a FROM of one of our own
+// Konflux components by digest, the form its nudge rewrites (magefiles/pkg/konflux): that reference lives only
+// in the Containerfile, so a nudge pull request that edits only it still passes.
 func TestContainerfileArgDefaultsAreTheFilesValues(t *testing.T) {
 	root, v := load(t)
+	runs, err := konflux.Load(filepath.Join(root, konflux.Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
 	files, _ := filepath.Glob(filepath.Join(root, "images", "*", "Containerfile"))
 	files = append(files, filepath.Join(root, "operator", "manifests", "bundle.Containerfile"))
 	for _, path := range files {
@@ -124,19 +130,66 @@ func TestContainerfileArgDefaultsAreTheFilesValues(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for k, def := range f.Args {
-			if want, ok := v.Values[k]; ok && def != want {
-				t.Errorf("%s: ARG %s=%s, %s has %s", rel, k, def, versions.File, want)
-			}
-		}
-		stages := map[string]bool{}
-		for _, s := range f.Stages {
-			if !stages[s.BaseName] && s.BaseName != "scratch" && !isFileValue(v, s.BaseName) {
-				t.Errorf("%s: FROM %s is neither an earlier stage nor a value of %s", rel, s.BaseName, versions.File)
-			}
-			stages[s.Name] = true
+		for _, p := range argDefaultProblems(v, runs, f) {
+			t.Errorf("%s: %s", rel, p)
 		}
 	}
+}
+
+// TestANudgeKeepsTheArgDefaultsRule: the driver Containerfile as the base component's nudge leaves it (a new
+// digest, nothing else) still satisfies the rule.
+func TestANudgeKeepsTheArgDefaultsRule(t *testing.T) {
+	root, v := load(t)
+	runs, err := konflux.Load(filepath.Join(root, konflux.Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, repo := konflux.PushRepo(runs, konflux.BaseComponent)
+	data, err := os.ReadFile(filepath.Join(root, konflux.DriverContainerfile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nudged := konflux.Nudge(string(data), repo, "sha256:"+strings.Repeat("ab", 32))
+	if nudged == string(data) {
+		t.Fatalf("the nudge of %s changed nothing in %s", repo, konflux.DriverContainerfile)
+	}
+	f, err := containerfile.Parse(nudged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := argDefaultProblems(v, runs, f); len(p) > 0 {
+		t.Errorf("after a nudge: %v", p)
+	}
+	bad, _ := containerfile.Parse(strings.Replace(string(data), repo+"@", "quay.io/elsewhere/base@", 1))
+	if p := argDefaultProblems(v, runs, bad); len(p) == 0 {
+		t.Errorf("a literal FROM of a repository that is not our component passed")
+	}
+}
+
+func argDefaultProblems(v versions.Versions, runs []konflux.Run, f containerfile.File) []string {
+	var problems []string
+	for k, def := range f.Args {
+		if want, ok := v.Values[k]; ok && def != want {
+			problems = append(problems, fmt.Sprintf("ARG %s=%s, %s has %s", k, def, versions.File, want))
+		}
+	}
+	stages := map[string]bool{}
+	for _, s := range f.Stages {
+		if !stages[s.BaseName] && s.BaseName != "scratch" && !isFileValue(v, s.BaseName) && !isComponentByDigest(runs, s.BaseName) {
+			problems = append(problems, fmt.Sprintf("FROM %s is neither an earlier stage, a value of %s, nor one of our components by digest", s.BaseName, versions.File))
+		}
+		stages[s.Name] = true
+	}
+	return problems
+}
+
+func isComponentByDigest(runs []konflux.Run, ref string) bool {
+	for _, c := range konflux.Components {
+		if _, repo := konflux.PushRepo(runs, c); repo != "" && konflux.NudgeTarget(repo).FindString(ref) == ref {
+			return true
+		}
+	}
+	return false
 }
 
 func isFileValue(v versions.Versions, s string) bool {
@@ -232,7 +285,7 @@ func TestRPMLockResolvesAgainstTheBase(t *testing.T) {
 // TestPipelineRunsReadTheFile: every Konflux build passes the file as its build-args-file.
 func TestPipelineRunsReadTheFile(t *testing.T) {
 	root, _ := load(t)
-	runs, err := konflux.Load(filepath.Join(root, "ci", "tekton"))
+	runs, err := konflux.Load(filepath.Join(root, konflux.Dir))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,159 @@
+package konflux
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRulesCatchBreakage breaks a copy of .tekton/ in each way the new rules look for and expects the problem.
+func TestRulesCatchBreakage(t *testing.T) {
+	root := repoRoot(t)
+	for _, tc := range []struct{ name, file, old, new, want string }{
+		{"floating task bundle", "image-build-pipeline.yaml", "task-init:0.4.2@sha256:421003a5c077ecb820460e71637125ec9093d2101c749a32ede28e190283e9db", "task-init:0.4", "task init: bundle \"quay.io/konflux-ci/tekton-catalog/task-init:0.4\""},
+		{"floating pipeline bundle", "aws-efs-csi-driver-push.yaml", "  pipelineRef:\n    name: aws-efs-csi-image-build\n", "  pipelineRef:\n    resolver: bundles\n    params:\n      - {name: bundle, value: quay.io/konflux-ci/tekton-catalog/pipeline-docker-build-multi-platform-oci-ta:devel}\n", "not a floating tag"},
+		{"unknown pipeline", "aws-efs-csi-driver-push.yaml", "name: aws-efs-csi-image-build\n", "name: nowhere\n", "want the name of a Pipeline"},
+		{"no timestamp clamp", "image-build-pipeline.yaml", `{name: REWRITE_TIMESTAMP, value: "$(params.rewrite-timestamp)"}`, `{name: REWRITE_TIMESTAMP, value: "false"}`, "REWRITE_TIMESTAMP"},
+		{"run without rewrite-timestamp", "aws-efs-csi-driver-push.yaml", "    - name: rewrite-timestamp\n      value: \"true\"\n", "", `rewrite-timestamp is ""`},
+		{"no release build-arg", "aws-efs-csi-driver-push.yaml", "        - RELEASE={{revision}}\n", "        - OTHER=1\n", "RELEASE={{revision}}"},
+		{"trigger misses go.work.sum", "aws-efs-csi-driver-push.yaml", `"go.work.sum".pathChanged() || `, "", "does not fire on go.work.sum"},
+		{"trigger misses another module's go.mod", "aws-efs-csi-driver-push.yaml", `"operator/go.mod".pathChanged() || `, "", "does not fire on operator/go.mod"},
+		{"trigger misses magefiles", "aws-efs-csi-driver-operator-push.yaml", `"magefiles/***".pathChanged() || `, "", "does not fire on magefiles/magefile.go"},
+		{"trigger misses the pipeline", "aws-efs-utils-base-push.yaml", `".tekton/image-build-pipeline.yaml".pathChanged() || `, "", "does not fire on .tekton/image-build-pipeline.yaml"},
+		{"trigger misses requirements", "aws-efs-utils-base-pull-request.yaml", `"requirements.txt.ocp".pathChanged() || `, "", "does not fire on requirements.txt.ocp"},
+		{"three gomod entries", "aws-efs-csi-driver-push.yaml", `[{"type": "gomod", "path": "driver"}]`, `[{"type": "gomod", "path": "driver"}, {"type": "gomod", "path": "operator"}, {"type": "gomod", "path": "magefiles"}]`, "3 gomod entries"},
+		{"gomod outside go.work", "aws-efs-csi-driver-push.yaml", `{"type": "gomod", "path": "driver"}`, `{"type": "gomod", "path": "efs-utils"}`, "missing go.mod"},
+		{"pip build requirements unsaid", "aws-efs-utils-base-push.yaml", `, "requirements_build_files": []`, "", "requirements_build_files: want []"},
+		{"pip binaries", "aws-efs-utils-base-push.yaml", `"requirements_build_files": []`, `"requirements_build_files": [], "allow_binary": true`, "allow_binary: want false"},
+		{"nudge misses the driver", "aws-efs-utils-base-push.yaml", "build-nudge-files: images/aws-efs-csi-driver/Containerfile", "build-nudge-files: images/versions.conf", "its nudges never reach the driver"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			files, _ := filepath.Glob(filepath.Join(root, Dir, "*.yaml"))
+			for _, f := range files {
+				data, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if filepath.Base(f) == tc.file {
+					if !strings.Contains(string(data), tc.old) {
+						t.Fatalf("%s no longer contains %q", tc.file, tc.old)
+					}
+					data = []byte(strings.Replace(string(data), tc.old, tc.new, 1))
+				}
+				if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The checks read .tekton/ of a root: give them one whose other files are the repository's.
+			fake := t.TempDir()
+			for _, e := range []string{"driver", "operator", "magefiles", "efs-utils", "images", "ci", "go.work", "go.work.sum", "requirements.txt.ocp"} {
+				if err := os.Symlink(filepath.Join(root, e), filepath.Join(fake, e)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Rename(dir, filepath.Join(fake, Dir)); err != nil {
+				t.Fatal(err)
+			}
+			runs, err := Load(filepath.Join(fake, Dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Join(Check(fake, runs), "\n")
+			if !strings.Contains(got, tc.want) {
+				t.Fatalf("problems:\n%s\nwant one containing %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestNudgeRewritesOnlyTheDigest: build-service's match string finds the driver's FROM, and the rewrite keeps
+// every other byte; the nudged file still passes the base-nudge rule, and DriverBase returns the new reference
+// while the placeholder is reported as a first push digest not recorded.
+func TestNudgeRewritesOnlyTheDigest(t *testing.T) {
+	root := repoRoot(t)
+	runs, err := Load(filepath.Join(root, Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, repo := PushRepo(runs, BaseComponent)
+	data, err := os.ReadFile(filepath.Join(root, DriverContainerfile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := "sha256:" + strings.Repeat("12", 32)
+	nudged := Nudge(string(data), repo, digest)
+	if strings.Replace(string(data), PlaceholderDigest, digest, 1) != nudged {
+		t.Fatalf("the nudge changed more than the digest")
+	}
+	if _, err := DriverBase(root); err == nil || !strings.Contains(err.Error(), "first push digest not recorded") {
+		t.Errorf("DriverBase with the placeholder: %v, want first push digest not recorded", err)
+	}
+	fake := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(fake, filepath.Dir(DriverContainerfile)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fake, DriverContainerfile), []byte(nudged), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := DriverBase(fake); err != nil || got != repo+"@"+digest {
+		t.Errorf("DriverBase after the nudge = %q, %v; want %s@%s", got, err, repo, digest)
+	}
+	if p := checkBaseNudge(fake, runs); len(p) > 0 {
+		t.Errorf("after the nudge: %v", p)
+	}
+	if err := os.WriteFile(filepath.Join(fake, DriverContainerfile), []byte(strings.Replace(nudged, repo+"@"+digest, repo+":latest", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p := strings.Join(checkBaseNudge(fake, runs), "\n"); !strings.Contains(p, "the form the aws-efs-utils-base nudge rewrites") {
+		t.Errorf("a :latest FROM: problems %q", p)
+	}
+	pending := strings.Join(Pending(root, runs), "\n")
+	if !strings.Contains(pending, DriverContainerfile+": first push digest not recorded") {
+		t.Errorf("Pending does not report the placeholder:\n%s", pending)
+	}
+}
+
+// TestLabelRulesCatchGaps: a Containerfile missing a required label, with another vendor, or whose version is
+// not its module's is reported.
+func TestLabelRulesCatchGaps(t *testing.T) {
+	root := repoRoot(t)
+	fake := t.TempDir()
+	for _, e := range []string{"driver", "operator"} {
+		if err := os.Symlink(filepath.Join(root, e), filepath.Join(fake, e)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyTree := func(rel, old, new string) {
+		for f := range LabelledImages {
+			data, err := os.ReadFile(filepath.Join(root, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f == rel {
+				data = []byte(strings.Replace(string(data), old, new, 1))
+			}
+			if strings.HasPrefix(f, "operator/") {
+				continue // the operator folder is the repository's (symlink)
+			}
+			if err := os.MkdirAll(filepath.Join(fake, filepath.Dir(f)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(fake, f), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, row := range []struct{ file, old, new, want string }{
+		{"images/aws-efs-csi-driver/Containerfile", `distribution-scope="public" \`, `\`, "no LABEL distribution-scope"},
+		{"images/aws-efs-csi-driver/Containerfile", `      cpe="cpe:/a:redhat:openshift:5.0::el9" \` + "\n", "", "no LABEL cpe"},
+		{"images/aws-efs-utils-base/Containerfile", `vendor="Red Hat, Inc."`, `vendor="Someone"`, `vendor="Someone"`},
+		{"images/aws-efs-csi-driver-operator/Containerfile", "ARG VERSION=", "ARG VERSION=9", "want operator/VERSION"},
+	} {
+		copyTree(row.file, row.old, row.new)
+		if got := strings.Join(CheckLabels(fake), "\n"); !strings.Contains(got, row.want) {
+			t.Errorf("%s with %q: problems %q, want %q", row.file, row.new, got, row.want)
+		}
+	}
+}
