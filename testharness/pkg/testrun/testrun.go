@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/openshift/aws-efs-csi/magefiles/pkg/sysdeps"
+	"github.com/openshift/aws-efs-csi/testharness/pkg/sysdeps"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/workspace"
 )
 

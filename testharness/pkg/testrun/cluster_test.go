@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openshift/aws-efs-csi/magefiles/pkg/clusterimages"
+	"github.com/openshift/aws-efs-csi/testharness/pkg/clusterimages"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/workspace"
 )
 
