@@ -14,8 +14,8 @@ import (
 
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/bundle"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/catalog"
-	"github.com/openshift/aws-efs-csi/testharness/pkg/clusterimages"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/stamp"
+	"github.com/openshift/aws-efs-csi/testharness/pkg/clusterimages"
 	"github.com/openshift/aws-efs-csi/testharness/pkg/standinroot"
 )
 

@@ -9,11 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/openshift/aws-efs-csi/testharness/pkg/sysdeps"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/workspace"
+	"github.com/openshift/aws-efs-csi/testharness/pkg/sysdeps"
 )
 
 // Suite is one test command run in one directory.
@@ -148,6 +149,31 @@ func Requirements(suites []Suite) []sysdeps.Requirement {
 		}
 	}
 	return all
+}
+
+// Describe writes the plan without running it: for each suite its name, the directory and command line, the
+// environment it adds, the Debian packages it needs and whether it prepares something first (`testharness plan`).
+func Describe(suites []Suite, out io.Writer) {
+	for i, s := range suites {
+		fmt.Fprintf(out, "[%d/%d] %s\n", i+1, len(suites), s.Name)
+		fmt.Fprintf(out, "    in %s: %s\n", s.Dir, strings.Join(s.Argv, " "))
+		if len(s.Env) > 0 {
+			fmt.Fprintf(out, "    env: %s\n", strings.Join(s.Env, " "))
+		}
+		var pkgs []string
+		for _, r := range s.Requires {
+			if !slices.Contains(pkgs, r.Package) {
+				pkgs = append(pkgs, r.Package)
+			}
+		}
+		if len(pkgs) > 0 {
+			fmt.Fprintf(out, "    needs: %s\n", strings.Join(pkgs, " "))
+		}
+		if s.Prepare != nil {
+			fmt.Fprintf(out, "    prepares first: builds what it runs on\n")
+		}
+	}
+	fmt.Fprintf(out, "%d suites\n", len(suites))
 }
 
 // Run runs every suite in order, streaming its output, and goes on after a failure so that one run reports every
