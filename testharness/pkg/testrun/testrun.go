@@ -46,7 +46,8 @@ var raceNeeds = []sysdeps.Requirement{{Package: "gcc", Command: "gcc"}}
 // goNeeds is what the go test suite of module dir needs: the driver's end-to-end tests (driver/test/e2e) also run
 // our mount.efs through real mount(8) and stunnel, and the operator's tests run our efs-utils with the endpoints its
 // hook sets, so both need the efs-utils suite's packages; the magefiles
-// tests build a stand-in sdist into a wheel and byte-compile efs-utils with the system Python.
+// tests build a stand-in sdist into a wheel and byte-compile efs-utils with the system Python; the testharness
+// module's own unit tests need only the race detector.
 func goNeeds(dir string) []sysdeps.Requirement {
 	switch dir {
 	case "driver":
@@ -88,8 +89,9 @@ var pythonNeeds = []sysdeps.Requirement{
 	{Package: "openssl", Command: "openssl"},
 }
 
-// Plan lists the suites of the repository at root: `go test -race ./...` in every go.work module, the
-// efs-utils pytest suite when efs-utils/ exists, then the local cluster suite when its package exists (it first
+// Plan lists the suites of the repository at root: `go test -race ./...` in every go.work module (this harness's
+// module among them), the efs-utils pytest suite when efs-utils/ exists, then the local cluster suite when its
+// package exists (it first
 // builds the project's images for the cluster, ClusterImages, and finds them through clusterimages.ImagesDirEnv),
 // then the stack suite when its package exists (it installs OLM on its cluster and builds OLM's commands into the
 // tool cache the first time).
