@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -17,15 +16,13 @@ import (
 
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/bundle"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/catalog"
-	"github.com/openshift/aws-efs-csi/magefiles/pkg/clusterimages"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/gobuild"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/harness"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/imagebuild"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/konflux"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/platform"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/pybuild"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/stamp"
-	"github.com/openshift/aws-efs-csi/magefiles/pkg/sysdeps"
-	"github.com/openshift/aws-efs-csi/magefiles/pkg/testrun"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/verify"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/versions"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/wheels"
@@ -88,29 +85,21 @@ func Build(ctx context.Context) error {
 	return err
 }
 
-// Test runs every test suite: go test with the race detector in each Go module, the efs-utils pytest suite, then
-// the suites on the local cluster (a real single-node Kubernetes cluster; root only; docs/development.md): the
-// cluster itself, OLM, and the stack (our operator installed from its bundle, directly and through OLM).
-// It first installs the system packages the suites need when it runs as root on Debian (apt-get); anywhere else
-// it stops and prints the exact apt-get command. Every suite runs even after a failure, and the last line counts
-// the suites that passed and failed. Environment: GOTEST_FLAGS adds flags to every go test run, e.g.
-// GOTEST_FLAGS="-run TestSanity -v" or GOTEST_FLAGS=-count=1.
+// Test runs every test suite: go test with the race detector in each Go module (the test harness's own module
+// included), the efs-utils pytest suite, then the suites on the local cluster (a real single-node Kubernetes
+// cluster; root only; docs/development.md): the cluster itself, OLM, and the stack (our operator installed from its
+// bundle, directly and through OLM). It first installs the system packages the suites need when it runs as root on
+// Debian (apt-get); anywhere else it stops and prints the exact apt-get command. Every suite runs even after a
+// failure, and the last line counts the suites that passed and failed. The suites are run by the test harness, a Go
+// module of its own (testharness/, `go run ./testharness/cmd/testharness test`; `... plan` lists the suites without
+// running them), built and run as a subprocess so that the builds never compile it. Environment: GOTEST_FLAGS adds
+// flags to every go test run, e.g. GOTEST_FLAGS="-run TestSanity -v" or GOTEST_FLAGS=-count=1.
 func Test(ctx context.Context) error {
-	root, err := workspace.Root(".")
-	if err != nil {
-		return err
-	}
-	suites, err := testrun.Plan(root, testrun.Options{GoTestFlags: strings.Fields(os.Getenv("GOTEST_FLAGS"))})
-	if err != nil {
-		return err
-	}
-	if err := sysdeps.Host().Ensure(ctx, os.Stdout, testrun.Requirements(suites)); err != nil {
-		return err
-	}
-	return testrun.Run(ctx, root, suites, os.Stdout)
+	return runHarness(ctx, "test")
 }
 
-// Cluster starts and stops a real single-node Kubernetes cluster on this machine (docs/development.md).
+// Cluster starts and stops a real single-node Kubernetes cluster on this machine (docs/development.md). Its
+// targets run the test harness (testharness/cmd/testharness cluster ...) as a subprocess.
 type Cluster mg.Namespace
 
 // Up starts a single-node Kubernetes cluster in _output/cluster/ and leaves it running: etcd, kube-apiserver,
@@ -121,18 +110,7 @@ type Cluster mg.Namespace
 // (containerd, runc, containernetworking-plugins, mmdebstrap) when it can. Environment: AWS_EFS_CSI_TOOLS_DIR (the
 // tool cache, default ${XDG_CACHE_HOME:-$HOME/.cache}/aws-efs-csi/tools).
 func (Cluster) Up(ctx context.Context) error {
-	root, err := workspace.Root(".")
-	if err != nil {
-		return err
-	}
-	if err := sysdeps.Host().Ensure(ctx, os.Stdout, append(append([]sysdeps.Requirement{}, testrun.ClusterNeeds...), testrun.ClusterImagesNeeds...)); err != nil {
-		return err
-	}
-	dir, err := testrun.ClusterImages(ctx, root, os.Getenv, os.Stdout)
-	if err != nil {
-		return err
-	}
-	return runAt(ctx, root, testrun.LocalClusterArgv(root, "up"), clusterimages.ImagesDirEnv+"="+dir)
+	return runHarness(ctx, "cluster", "up")
 }
 
 // Images builds the project's images for the local cluster into _output/cluster-images/ and prints the variable
@@ -141,19 +119,7 @@ func (Cluster) Up(ctx context.Context) error {
 // system standing in for RHEL 9 (mmdebstrap, built once into the tool cache), and aws-efs-csi-driver-for-cluster,
 // the driver image plus one layer replacing mount.nfs4 with the NFS stand-in. Needs root. See docs/images.md.
 func (Cluster) Images(ctx context.Context) error {
-	root, err := workspace.Root(".")
-	if err != nil {
-		return err
-	}
-	if err := sysdeps.Host().Ensure(ctx, os.Stdout, testrun.ClusterImagesNeeds); err != nil {
-		return err
-	}
-	dir, err := testrun.ClusterImages(ctx, root, os.Getenv, os.Stdout)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("cluster images: export %s=%s\n", clusterimages.ImagesDirEnv, dir)
-	return nil
+	return runHarness(ctx, "cluster", "images")
 }
 
 // Stack prepares the stack suite for running by hand: the project's images for the cluster, the sidecar and
@@ -161,38 +127,22 @@ func (Cluster) Images(ctx context.Context) error {
 // _output/e2e/stack/ (what `go tool mage test` prepares), and prints the exports the suite reads. Then, as root:
 // cd operator && go test -tags cluster -v ./test/e2e/stack/ (docs/development.md, Stack suite).
 func (Cluster) Stack(ctx context.Context) error {
-	root, err := workspace.Root(".")
-	if err != nil {
-		return err
-	}
-	if err := sysdeps.Host().Ensure(ctx, os.Stdout, testrun.StackNeeds); err != nil {
-		return err
-	}
-	env, err := testrun.PrepareStack(ctx, root, os.Getenv, os.Stdout)
-	if err != nil {
-		return err
-	}
-	for _, e := range env {
-		fmt.Printf("export %s\n", e)
-	}
-	return nil
+	return runHarness(ctx, "cluster", "stack")
 }
 
 // Down stops the cluster that cluster:up started and removes everything it made (processes, mounts, cgroups,
 // network devices, CNI state, containerd shims, _output/cluster/).
 func (Cluster) Down(ctx context.Context) error {
+	return runHarness(ctx, "cluster", "down")
+}
+
+// runHarness runs the test harness command with args at the repository root (package harness).
+func runHarness(ctx context.Context, args ...string) error {
 	root, err := workspace.Root(".")
 	if err != nil {
 		return err
 	}
-	return runAt(ctx, root, testrun.LocalClusterArgv(root, "down"))
-}
-
-func runAt(ctx context.Context, dir string, argv []string, env ...string) error {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), env...)
-	return cmd.Run()
+	return harness.Run(ctx, root, args, os.Stdout, os.Stderr)
 }
 
 // Verify checks gofmt, go vet, that go mod tidy and go work sync leave no diff, and names every offending file.

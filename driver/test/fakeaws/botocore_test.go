@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// debianPython is the interpreter CI installs python3-botocore for (magefiles/pkg/testrun); FAKEAWS_PYTHON
+// debianPython is the interpreter CI installs python3-botocore for (testharness/pkg/testrun); FAKEAWS_PYTHON
 // overrides it for local runs with another botocore.
 const debianPython = "/usr/bin/python3"
 

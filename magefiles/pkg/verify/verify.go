@@ -1,5 +1,6 @@
-// Package verify checks that the Go sources are formatted and vetted and that module and workspace files are
-// exactly what `go mod tidy` and `go work sync` would write.
+// Package verify checks that the Go sources are formatted and vetted, that module and workspace files are
+// exactly what `go mod tidy` and `go work sync` would write, and that the release tooling does not compile the test
+// harness.
 package verify
 
 import (
@@ -29,6 +30,7 @@ func Checks() []Check {
 		{Name: "go vet", Run: vet},
 		{Name: "go mod tidy", Run: tidy},
 		{Name: "go work sync", Run: workSync},
+		{Name: "harness boundary", Run: harnessBoundary},
 	}
 }
 

@@ -87,7 +87,18 @@ func TestKubernetesOf(t *testing.T) {
 // TestGoModulesUseTheBuildersGo: every go.mod of the workspace (and go.work) declares GO_VERSION.
 func TestGoModulesUseTheBuildersGo(t *testing.T) {
 	root, v := load(t)
-	for _, name := range []string{"go.work", "driver/go.mod", "operator/go.mod", "magefiles/go.mod"} {
+	mods, err := workspace.Modules(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"go.work"}
+	for _, m := range mods {
+		names = append(names, filepath.Join(m.Dir, "go.mod"))
+	}
+	if len(names) < 5 { // go.work, driver, magefiles, operator, testharness
+		t.Fatalf("go.work uses %d modules; want at least the four of the repository", len(mods))
+	}
+	for _, name := range names {
 		data, err := os.ReadFile(filepath.Join(root, name))
 		if err != nil {
 			t.Fatal(err)

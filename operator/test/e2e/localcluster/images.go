@@ -17,8 +17,8 @@ import (
 )
 
 // ImagesDirEnv names the directory of the project's images for the cluster: OCI layouts and the manifest
-// images.json, written by the magefiles' clusterimages package (`go tool mage test` builds them before this
-// suite and sets the variable; `go tool mage cluster:images` builds them for people).
+// images.json, written by testharness/pkg/clusterimages (`go tool mage test` builds them before this suite and
+// sets the variable; `go tool mage cluster:images` builds them for people).
 const ImagesDirEnv = "AWS_EFS_CSI_CLUSTER_IMAGES"
 
 // imagesManifest is the name and shape of the manifest clusterimages writes.

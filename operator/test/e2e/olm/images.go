@@ -24,7 +24,7 @@ var (
 	OPMImage = repository + "opm:" + RegistryVersion
 )
 
-// Busybox is Debian's busybox-static (a static binary; magefiles/pkg/testrun installs it): the cp of OLMImage,
+// Busybox is Debian's busybox-static (a static binary; testharness/pkg/testrun installs it): the cp of OLMImage,
 // and the stand-in for Kubernetes' e2e test images (storagee2e).
 const Busybox = "/bin/busybox"
 

@@ -24,7 +24,7 @@ const efsStandInPackage = "./test/standins/efs-standin"
 
 // testCADirEnv names the directory of the test CA that `go tool mage test` made for the cluster's driver image
 // (its efs-utils.crt): efs-standin signs its mount targets' certificates with it, so that stunnel in the driver
-// verifies them as it verifies EFS's, with no mount option (magefiles/pkg/clusterimages, TestCADirEnv).
+// verifies them as it verifies EFS's, with no mount option (testharness/pkg/clusterimages, TestCADirEnv).
 const testCADirEnv = "AWS_EFS_CSI_TEST_CA_DIR"
 
 // standInReady is the ready document efs-standin writes (its field names are a contract, efs-standin/ready.go).

@@ -9,11 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/openshift/aws-efs-csi/magefiles/pkg/sysdeps"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/workspace"
+	"github.com/openshift/aws-efs-csi/testharness/pkg/sysdeps"
 )
 
 // Suite is one test command run in one directory.
@@ -45,7 +46,8 @@ var raceNeeds = []sysdeps.Requirement{{Package: "gcc", Command: "gcc"}}
 // goNeeds is what the go test suite of module dir needs: the driver's end-to-end tests (driver/test/e2e) also run
 // our mount.efs through real mount(8) and stunnel, and the operator's tests run our efs-utils with the endpoints its
 // hook sets, so both need the efs-utils suite's packages; the magefiles
-// tests build a stand-in sdist into a wheel and byte-compile efs-utils with the system Python.
+// tests build a stand-in sdist into a wheel and byte-compile efs-utils with the system Python; the testharness
+// module's own unit tests need only the race detector.
 func goNeeds(dir string) []sysdeps.Requirement {
 	switch dir {
 	case "driver":
@@ -87,8 +89,9 @@ var pythonNeeds = []sysdeps.Requirement{
 	{Package: "openssl", Command: "openssl"},
 }
 
-// Plan lists the suites of the repository at root: `go test -race ./...` in every go.work module, the
-// efs-utils pytest suite when efs-utils/ exists, then the local cluster suite when its package exists (it first
+// Plan lists the suites of the repository at root: `go test -race ./...` in every go.work module (this harness's
+// module among them), the efs-utils pytest suite when efs-utils/ exists, then the local cluster suite when its
+// package exists (it first
 // builds the project's images for the cluster, ClusterImages, and finds them through clusterimages.ImagesDirEnv),
 // then the stack suite when its package exists (it installs OLM on its cluster and builds OLM's commands into the
 // tool cache the first time).
@@ -148,6 +151,31 @@ func Requirements(suites []Suite) []sysdeps.Requirement {
 		}
 	}
 	return all
+}
+
+// Describe writes the plan without running it: for each suite its name, the directory and command line, the
+// environment it adds, the Debian packages it needs and whether it prepares something first (`testharness plan`).
+func Describe(suites []Suite, out io.Writer) {
+	for i, s := range suites {
+		fmt.Fprintf(out, "[%d/%d] %s\n", i+1, len(suites), s.Name)
+		fmt.Fprintf(out, "    in %s: %s\n", s.Dir, strings.Join(s.Argv, " "))
+		if len(s.Env) > 0 {
+			fmt.Fprintf(out, "    env: %s\n", strings.Join(s.Env, " "))
+		}
+		var pkgs []string
+		for _, r := range s.Requires {
+			if !slices.Contains(pkgs, r.Package) {
+				pkgs = append(pkgs, r.Package)
+			}
+		}
+		if len(pkgs) > 0 {
+			fmt.Fprintf(out, "    needs: %s\n", strings.Join(pkgs, " "))
+		}
+		if s.Prepare != nil {
+			fmt.Fprintf(out, "    prepares first: builds what it runs on\n")
+		}
+	}
+	fmt.Fprintf(out, "%d suites\n", len(suites))
 }
 
 // Run runs every suite in order, streaming its output, and goes on after a failure so that one run reports every

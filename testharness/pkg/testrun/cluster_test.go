@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openshift/aws-efs-csi/magefiles/pkg/clusterimages"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/workspace"
+	"github.com/openshift/aws-efs-csi/testharness/pkg/clusterimages"
 )
 
 func TestLocalClusterArgvRunsTheHarnessCommandOnOneDirectory(t *testing.T) {

@@ -22,9 +22,9 @@ import (
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/layer"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/platform"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/stamp"
-	"github.com/openshift/aws-efs-csi/magefiles/pkg/standinroot"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/toolchain"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/versions"
+	"github.com/openshift/aws-efs-csi/testharness/pkg/standinroot"
 )
 
 // ImagesDirEnv tells the cluster tests where Build wrote the images: the directory holding ManifestFile.

@@ -14,9 +14,9 @@ import (
 
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/bundle"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/catalog"
-	"github.com/openshift/aws-efs-csi/magefiles/pkg/clusterimages"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/stamp"
-	"github.com/openshift/aws-efs-csi/magefiles/pkg/standinroot"
+	"github.com/openshift/aws-efs-csi/testharness/pkg/clusterimages"
+	"github.com/openshift/aws-efs-csi/testharness/pkg/standinroot"
 )
 
 // The stack suite: our operator installed from its bundle on the local cluster (tag "cluster"), directly and

@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/openshift/aws-efs-csi/magefiles/pkg/clusterimages"
-	"github.com/openshift/aws-efs-csi/magefiles/pkg/standinroot"
-	"github.com/openshift/aws-efs-csi/magefiles/pkg/sysdeps"
+	"github.com/openshift/aws-efs-csi/testharness/pkg/clusterimages"
+	"github.com/openshift/aws-efs-csi/testharness/pkg/standinroot"
+	"github.com/openshift/aws-efs-csi/testharness/pkg/sysdeps"
 )
 
 // ClusterNeeds is what the local single-node cluster (operator/test/e2e/localcluster) needs from Debian: a
