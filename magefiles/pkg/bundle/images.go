@@ -213,3 +213,18 @@ func Unrecorded(images []Resolved) []Resolved {
 	}
 	return out
 }
+
+// NotRecorded lists, for the repository at root, every image of the CSV whose digest is still the placeholder, one
+// line each ("<relatedImage> <reference>: first push digest not recorded: ..."), for `go tool mage konflux`'s list
+// of what cannot be checked offline.
+func NotRecorded(root string) ([]string, error) {
+	res, err := ResolveSources(SourcesIn(root), nil, "")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range Unrecorded(res) {
+		out = append(out, fmt.Sprintf("%s %s (%s): %s", r.RelatedImage, r.Source, CSVFile, r.Unrecorded))
+	}
+	return out, nil
+}
