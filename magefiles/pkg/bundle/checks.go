@@ -155,6 +155,8 @@ func checkDigests(csv *v1alpha1.ClusterServiceVersion) []string {
 	for i, ri := range csv.Spec.RelatedImages {
 		if _, err := name.NewDigest(ri.Image); err != nil {
 			out = append(out, fmt.Sprintf("spec.relatedImages[%d] (%s): %q is not pinned by digest: want <repository>@sha256:<digest>", i, ri.Name, ri.Image))
+		} else if strings.HasSuffix(ri.Image, "@"+PlaceholderDigest) {
+			out = append(out, fmt.Sprintf("spec.relatedImages[%d] (%s): %q has the placeholder digest: want the image's real digest (%s says where it comes from)", i, ri.Name, ri.Image, ImagesFile))
 		}
 	}
 	return out

@@ -19,14 +19,14 @@ import (
 
 // Image is one image the CSV refers to (operator/manifests/images.yaml).
 type Image struct {
-	// Placeholder is the CSV template's ${NAME} for the image's pull spec, also the operator's env var.
+	// Placeholder is the operator's env var for the image and the key of a BUNDLE_IMAGES line.
 	Placeholder string `json:"placeholder"`
-	// RelatedImage is the image's name in spec.relatedImages.
+	// RelatedImage is the image's name in spec.relatedImages and in image-references.
 	RelatedImage string `json:"relatedImage"`
 	// Built is the image's name in _output/images/digests.json when `mage images` builds it; empty otherwise.
 	Built string `json:"built,omitempty"`
-	// Development is the tag reference used when no digest is known.
-	Development string `json:"development"`
+	// DigestFrom says where the CSV's digest comes from: "nudge:<component>" or "payload:<name>".
+	DigestFrom string `json:"digestFrom"`
 }
 
 var placeholderName = regexp.MustCompile(`^[A-Z][A-Z0-9_]*_IMAGE$`)
@@ -57,8 +57,8 @@ func ReadImages(path string) ([]Image, error) {
 		case im.RelatedImage == "":
 			return nil, fmt.Errorf("%s (%s): relatedImage is empty: want the name the CSV's relatedImages gives it", where, im.Placeholder)
 		}
-		if _, err := name.ParseReference(im.Development); err != nil {
-			return nil, fmt.Errorf("%s (%s): development %q: want an image reference: %w", where, im.Placeholder, im.Development, err)
+		if kind, what, _ := strings.Cut(im.DigestFrom, ":"); (kind != DigestFromNudge && kind != DigestFromPayload) || what == "" {
+			return nil, fmt.Errorf("%s (%s): digestFrom %q: want %s:<Konflux component> or %s:<release payload image name>", where, im.Placeholder, im.DigestFrom, DigestFromNudge, DigestFromPayload)
 		}
 		seen[im.Placeholder] = true
 	}
@@ -114,28 +114,36 @@ func ReadDigests(path string) ([]imagebuild.Digest, error) {
 	return out, nil
 }
 
+// Where the CSV's digest of an image comes from (Image.DigestFrom before the colon).
+const (
+	DigestFromNudge   = "nudge"
+	DigestFromPayload = "payload"
+)
+
 // Sources of a resolved pull spec.
 const (
-	FromPins        = "BUNDLE_IMAGES"
-	FromDigests     = "digests.json"
-	FromDevelopment = "development tag"
+	FromPins    = "BUNDLE_IMAGES"
+	FromDigests = "digests.json"
+	FromCSV     = "the CSV"
 )
 
 // Resolved is an image with the pull spec the bundle uses.
 type Resolved struct {
 	Image
-	// Ref is the pull spec written into the CSV.
-	Ref string
-	// Pinned is true when Ref names a digest.
-	Pinned bool
-	// From says where Ref came from (FromPins, FromDigests or FromDevelopment); Why explains an unpinned image.
+	// Source is the reference the CSV source holds (replaced wherever it occurs); Ref the pull spec written in
+	// its place.
+	Source string
+	Ref    string
+	// From says where Ref came from (FromPins, FromDigests or FromCSV).
 	From string
-	Why  string
+	// Unrecorded is why Ref is a placeholder digest (empty when it is a real one).
+	Unrecorded string
 }
 
-// Resolve picks each image's pull spec: the pins first, then a pushed image of digests.json, then the
-// development tag. A pin for an image the list does not know is an error.
-func Resolve(images []Image, pins map[string]string, digests []imagebuild.Digest) ([]Resolved, error) {
+// Resolve picks each image's pull spec: the pins first, then a pushed image of digests.json, then the CSV's own
+// reference (source, by related image name) with its repository mapped from where Konflux builds it to where it is
+// released (mirrors). A pin for an image the list does not know is an error, and so is an image the CSV lacks.
+func Resolve(images []Image, source map[string]string, mirrors MirrorSet, pins map[string]string, digests []imagebuild.Digest) ([]Resolved, error) {
 	known := map[string]bool{}
 	for _, im := range images {
 		known[im.Placeholder] = true
@@ -160,35 +168,63 @@ func Resolve(images []Image, pins map[string]string, digests []imagebuild.Digest
 	}
 	out := make([]Resolved, 0, len(images))
 	for _, im := range images {
-		r := Resolved{Image: im}
+		src, ok := source[im.RelatedImage]
+		if !ok {
+			return nil, fmt.Errorf("%s: spec.relatedImages has no image named %s (%s of %s)", CSVFile, im.RelatedImage, im.Placeholder, ImagesFile)
+		}
+		r := Resolved{Image: im, Source: src}
 		d, isBuilt := built[im.Built]
 		switch {
 		case pins[im.Placeholder] != "":
-			r.Ref, r.Pinned, r.From = pins[im.Placeholder], true, FromPins
+			r.Ref, r.From = pins[im.Placeholder], FromPins
 		case im.Built != "" && isBuilt && d.Reference != "":
-			r.Ref, r.Pinned, r.From = d.Reference, true, FromDigests
+			r.Ref, r.From = d.Reference, FromDigests
 		default:
-			r.Ref, r.From = im.Development, FromDevelopment
-			r.Why = "not in BUNDLE_IMAGES"
-			if im.Built != "" {
-				r.Why += ", and `go tool mage images` has not pushed " + im.Built
-				if isBuilt {
-					r.Why += " (it was built but REGISTRY was not set)"
-				}
-			}
+			r.Ref, r.From = mirrors.Released(src), FromCSV
+			r.Unrecorded = unrecorded(im, src)
 		}
 		out = append(out, r)
 	}
 	return out, nil
 }
 
-// Unpinned returns the images resolved to a development tag.
-func Unpinned(images []Resolved) []Resolved {
+// PlaceholderDigest is the digest that marks a digest not recorded yet: all zeros, which no content has.
+const PlaceholderDigest = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+
+// unrecorded says why ref is a placeholder, or "" when its digest is a real one.
+func unrecorded(im Image, ref string) string {
+	if !strings.HasSuffix(ref, "@"+PlaceholderDigest) {
+		return ""
+	}
+	kind, what, _ := strings.Cut(im.DigestFrom, ":")
+	if kind == DigestFromNudge {
+		return "first push digest not recorded: the first push build of the Konflux component " + what + " nudges it"
+	}
+	return "payload digest not recorded: copy it from `oc adm release info --image-for=" + what + "` of the OpenShift release payload"
+}
+
+// Unrecorded returns the images whose pull spec is a placeholder digest.
+func Unrecorded(images []Resolved) []Resolved {
 	var out []Resolved
 	for _, r := range images {
-		if !r.Pinned {
+		if r.Unrecorded != "" {
 			out = append(out, r)
 		}
 	}
 	return out
+}
+
+// NotRecorded lists, for the repository at root, every image of the CSV whose digest is still the placeholder, one
+// line each ("<relatedImage> <reference>: first push digest not recorded: ..."), for `go tool mage konflux`'s list
+// of what cannot be checked offline.
+func NotRecorded(root string) ([]string, error) {
+	res, err := ResolveSources(SourcesIn(root), nil, "")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range Unrecorded(res) {
+		out = append(out, fmt.Sprintf("%s %s (%s): %s", r.RelatedImage, r.Source, CSVFile, r.Unrecorded))
+	}
+	return out, nil
 }

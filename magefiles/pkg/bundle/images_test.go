@@ -83,11 +83,11 @@ func FuzzParsePins(f *testing.F) {
 func TestReadImagesRejects(t *testing.T) {
 	for _, tc := range []struct{ name, yaml, wantErr string }{
 		{"no images", "images: []\n", "no images"},
-		{"bad placeholder", "images:\n- {placeholder: driver, relatedImage: d, development: quay.io/a/b:1}\n", `placeholder "driver"`},
-		{"twice", "images:\n- {placeholder: A_IMAGE, relatedImage: a, development: quay.io/a/b:1}\n- {placeholder: A_IMAGE, relatedImage: b, development: quay.io/a/b:1}\n", "listed twice"},
-		{"no related name", "images:\n- {placeholder: A_IMAGE, development: quay.io/a/b:1}\n", "relatedImage is empty"},
-		{"bad development", "images:\n- {placeholder: A_IMAGE, relatedImage: a, development: 'UPPER/Case:x'}\n", "development"},
-		{"unknown field", "images:\n- {placeholder: A_IMAGE, relatedImage: a, development: quay.io/a/b:1, digest: x}\n", "unknown field"},
+		{"bad placeholder", "images:\n- {placeholder: driver, relatedImage: d, digestFrom: nudge:d}\n", `placeholder "driver"`},
+		{"twice", "images:\n- {placeholder: A_IMAGE, relatedImage: a, digestFrom: nudge:a}\n- {placeholder: A_IMAGE, relatedImage: b, digestFrom: nudge:a}\n", "listed twice"},
+		{"no related name", "images:\n- {placeholder: A_IMAGE, digestFrom: nudge:a}\n", "relatedImage is empty"},
+		{"bad digestFrom", "images:\n- {placeholder: A_IMAGE, relatedImage: a, digestFrom: 'somewhere'}\n", `digestFrom "somewhere": want nudge:<Konflux component> or payload:<release payload image name>`},
+		{"unknown field", "images:\n- {placeholder: A_IMAGE, relatedImage: a, digestFrom: nudge:a, development: quay.io/a/b:1}\n", "unknown field"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "images.yaml")
@@ -103,43 +103,51 @@ func TestReadImagesRejects(t *testing.T) {
 
 func TestResolve(t *testing.T) {
 	images := []Image{
-		{Placeholder: "OPERATOR_IMAGE", RelatedImage: "op", Built: "aws-efs-csi-driver-operator", Development: "quay.io/o/op:latest"},
-		{Placeholder: "DRIVER_IMAGE", RelatedImage: "drv", Built: "aws-efs-csi-driver", Development: "quay.io/o/drv:latest"},
-		{Placeholder: "TOOLS_IMAGE", RelatedImage: "tools", Development: "quay.io/o/tools:latest"},
+		{Placeholder: "OPERATOR_IMAGE", RelatedImage: "op", Built: "aws-efs-csi-driver-operator", DigestFrom: "nudge:aws-efs-csi-driver-operator"},
+		{Placeholder: "DRIVER_IMAGE", RelatedImage: "drv", Built: "aws-efs-csi-driver", DigestFrom: "nudge:aws-efs-csi-driver"},
+		{Placeholder: "TOOLS_IMAGE", RelatedImage: "tools", DigestFrom: "payload:tools"},
+		{Placeholder: "RBAC_IMAGE", RelatedImage: "rbac", DigestFrom: "payload:kube-rbac-proxy"},
 	}
+	source := map[string]string{
+		"op": "quay.io/build/op@" + digestA, "drv": "quay.io/build/drv@" + PlaceholderDigest,
+		"tools": "registry.example.com/o/tools@" + digestA, "rbac": "registry.example.com/o/rbac@" + PlaceholderDigest,
+	}
+	mirrors := MirrorSet{Mirrors: map[string][]string{"registry.example.com/released/drv": {"quay.io/build/drv"}}}
 	digests := []imagebuild.Digest{
 		{Name: "aws-efs-csi-driver-operator", Digest: digestA, Reference: "reg.example.com/o/aws-efs-csi-driver-operator@" + digestA},
 		{Name: "aws-efs-csi-driver", Digest: digestB},
 	}
 	pins := map[string]string{"TOOLS_IMAGE": "quay.io/o/tools@" + digestB}
-	got, err := Resolve(images, pins, digests)
+	got, err := Resolve(images, source, mirrors, pins, digests)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []struct {
-		ref, from string
-		pinned    bool
-		why       string
-	}{
-		{"reg.example.com/o/aws-efs-csi-driver-operator@" + digestA, FromDigests, true, ""},
-		{"quay.io/o/drv:latest", FromDevelopment, false, "REGISTRY was not set"},
-		{"quay.io/o/tools@" + digestB, FromPins, true, ""},
+	want := []struct{ ref, from, unrecorded string }{
+		{"reg.example.com/o/aws-efs-csi-driver-operator@" + digestA, FromDigests, ""},
+		// Built but not pushed: the CSV's reference, under the name it is released with.
+		{"registry.example.com/released/drv@" + PlaceholderDigest, FromCSV, "first push digest not recorded: the first push build of the Konflux component aws-efs-csi-driver nudges it"},
+		{"quay.io/o/tools@" + digestB, FromPins, ""},
+		{"registry.example.com/o/rbac@" + PlaceholderDigest, FromCSV, "payload digest not recorded: copy it from `oc adm release info --image-for=kube-rbac-proxy`"},
 	}
 	for i, w := range want {
 		g := got[i]
-		if g.Ref != w.ref || g.From != w.from || g.Pinned != w.pinned || !strings.Contains(g.Why, w.why) {
+		if g.Ref != w.ref || g.From != w.from || !strings.HasPrefix(g.Unrecorded, w.unrecorded) || (w.unrecorded == "") != (g.Unrecorded == "") {
 			t.Errorf("%s: got %+v, want %+v", g.Placeholder, g, w)
 		}
 	}
-	if len(Unpinned(got)) != 1 {
-		t.Errorf("Unpinned = %v, want only DRIVER_IMAGE", Unpinned(got))
+	if n := len(Unrecorded(got)); n != 2 {
+		t.Errorf("Unrecorded = %v, want DRIVER_IMAGE and RBAC_IMAGE", Unrecorded(got))
 	}
 	// A pin wins over digests.json.
-	got, _ = Resolve(images, map[string]string{"OPERATOR_IMAGE": "quay.io/o/op@" + digestB}, digests)
+	got, _ = Resolve(images, source, mirrors, map[string]string{"OPERATOR_IMAGE": "quay.io/o/op@" + digestB}, digests)
 	if got[0].From != FromPins {
 		t.Errorf("OPERATOR_IMAGE from %s, want %s", got[0].From, FromPins)
 	}
-	if _, err := Resolve(images, map[string]string{"NOPE_IMAGE": "quay.io/o/x@" + digestA}, nil); err == nil || !strings.Contains(err.Error(), "NOPE_IMAGE") {
+	if _, err := Resolve(images, source, mirrors, map[string]string{"NOPE_IMAGE": "quay.io/o/x@" + digestA}, nil); err == nil || !strings.Contains(err.Error(), "NOPE_IMAGE") {
 		t.Fatalf("unknown pin: error %v, want one naming NOPE_IMAGE", err)
+	}
+	delete(source, "rbac")
+	if _, err := Resolve(images, source, mirrors, nil, nil); err == nil || !strings.Contains(err.Error(), "spec.relatedImages has no image named rbac") {
+		t.Fatalf("image missing from the CSV: error %v", err)
 	}
 }

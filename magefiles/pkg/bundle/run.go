@@ -30,7 +30,7 @@ type Options struct {
 	ImageOutDir string
 	// Stamp is the operator module's provenance; its version is the bundle's.
 	Stamp stamp.Stamp
-	// MTime dates the CSV (createdAt), the image's files and config.
+	// MTime dates the image's files and config.
 	MTime time.Time
 	// Pins are the images given with BUNDLE_IMAGES; DigestsFile is _output/images/digests.json.
 	Pins        map[string]string
@@ -70,15 +70,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	if opts.K8sVersion == "" {
 		return Result{}, fmt.Errorf("bundle: no Kubernetes version to validate against: want Options.K8sVersion, KUBE_VERSION of %s", versions.File)
 	}
-	images, err := ReadImages(filepath.Join(opts.Sources.Manifests, ImagesFile))
-	if err != nil {
-		return Result{}, err
-	}
-	digests, err := ReadDigests(opts.DigestsFile)
-	if err != nil {
-		return Result{}, err
-	}
-	resolved, err := Resolve(images, opts.Pins, digests)
+	resolved, err := ResolveSources(opts.Sources, opts.Pins, opts.DigestsFile)
 	if err != nil {
 		return Result{}, err
 	}
@@ -89,7 +81,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	res := Result{Dir: opts.OutDir, Images: resolved}
 	version := strings.TrimPrefix(opts.Stamp.Version, "v")
 	res.CSV = "aws-efs-csi-driver-operator.v" + version
-	if res.Report, err = renderValidated(opts, Values{Version: version, Created: opts.MTime, Images: resolved}, require); err != nil {
+	if res.Report, err = renderValidated(opts, Values{Version: version, Images: resolved}, require); err != nil {
 		return res, err
 	}
 	fmt.Fprintf(out, "bundle: %s written to %s/{manifests,metadata}\n", res.CSV, opts.OutDir)
@@ -97,28 +89,52 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	return res, err
 }
 
-// reportPins prints where each image comes from; unpinned images fail when digests are required.
+// ResolveSources reads images.yaml, the CSV's references and the mirror set of src, and resolves every image
+// (Resolve) with the pins and the digests file of `mage images` (a missing file gives no digests).
+func ResolveSources(src Sources, pins map[string]string, digestsFile string) ([]Resolved, error) {
+	images, err := ReadImages(filepath.Join(src.Manifests, ImagesFile))
+	if err != nil {
+		return nil, err
+	}
+	source, err := CSVImages(filepath.Join(src.Manifests, CSVFile))
+	if err != nil {
+		return nil, err
+	}
+	mirrors, err := ReadMirrorSet(src.MirrorSet)
+	if err != nil {
+		return nil, err
+	}
+	var digests []imagebuild.Digest
+	if digestsFile != "" {
+		if digests, err = ReadDigests(digestsFile); err != nil {
+			return nil, err
+		}
+	}
+	return Resolve(images, source, mirrors, pins, digests)
+}
+
+// reportPins prints where each image comes from; placeholder digests fail when digests are required.
 func reportPins(out io.Writer, resolved []Resolved, require bool) error {
 	for _, r := range resolved {
-		if r.Pinned {
+		if r.Unrecorded == "" {
 			fmt.Fprintf(out, "bundle: %s=%s (from %s)\n", r.Placeholder, r.Ref, r.From)
 		}
 	}
-	unpinned := Unpinned(resolved)
-	if len(unpinned) == 0 {
+	missing := Unrecorded(resolved)
+	if len(missing) == 0 {
 		return nil
 	}
 	var lines []string
-	for _, r := range unpinned {
-		lines = append(lines, fmt.Sprintf("%s=%s (%s)", r.Placeholder, r.Ref, r.Why))
+	for _, r := range missing {
+		lines = append(lines, fmt.Sprintf("%s=%s (%s)", r.Placeholder, r.Ref, r.Unrecorded))
 	}
-	how := "list them in a file named by BUNDLE_IMAGES (" + PinsFileForm + " per line), and run `REGISTRY=<registry> go tool mage images` for the images this repository builds"
+	how := "record them in " + CSVFile + " and " + ImageReferencesFile + " (docs/release.md#image-digests), or for a local bundle list them in a file named by BUNDLE_IMAGES (" + PinsFileForm + " per line) and run `REGISTRY=<registry> go tool mage images` for the images this repository builds"
 	if require {
-		return fmt.Errorf("bundle: %d images are not pinned by digest, and REGISTRY or BUNDLE_REQUIRE_DIGESTS=true requires every image to be:\n  - %s\n%s",
-			len(unpinned), strings.Join(lines, "\n  - "), how)
+		return fmt.Errorf("bundle: %d images have a placeholder digest, and REGISTRY or BUNDLE_REQUIRE_DIGESTS=true requires every digest to be real:\n  - %s\n%s",
+			len(missing), strings.Join(lines, "\n  - "), how)
 	}
-	fmt.Fprintf(out, "bundle: WARNING: %d images are NOT pinned by digest; this bundle is for development only, not for release:\n  - %s\nbundle: to pin them, %s\n",
-		len(unpinned), strings.Join(lines, "\n  - "), how)
+	fmt.Fprintf(out, "bundle: WARNING: %d images have a placeholder digest; this bundle is for development only, not for release:\n  - %s\nbundle: to pin them, %s\n",
+		len(missing), strings.Join(lines, "\n  - "), how)
 	return nil
 }
 

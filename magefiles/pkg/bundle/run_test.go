@@ -16,7 +16,7 @@ func runOptions(t *testing.T, src Sources) Options {
 	out := t.TempDir()
 	return Options{
 		Sources: src, OutDir: filepath.Join(out, "bundle"), ImageOutDir: filepath.Join(out, "bundle-image"),
-		Stamp: stamp.Stamp{Version: "v2.0.0", Commit: "0123456789abcdef0123456789abcdef01234567"},
+		Stamp: stamp.Stamp{Version: "v5.0.1-202601020304", Commit: "0123456789abcdef0123456789abcdef01234567"},
 		MTime: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Platforms: []platform.Platform{{OS: "linux", Arch: "amd64"}},
 		DigestsFile: filepath.Join(out, "no-digests.json"), K8sVersion: k8sVersion(t),
 	}
@@ -30,7 +30,10 @@ func TestRunWithoutDigestsWarnsAndBuildsADevelopmentBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"WARNING: 7 images are NOT pinned by digest", "DRIVER_IMAGE=quay.io/openshift/origin-aws-efs-csi-driver:latest", "BUNDLE_IMAGES", "aws-efs-csi-driver-operator.v2.0.0 written to"} {
+	for _, want := range []string{"WARNING: 7 images have a placeholder digest",
+		"DRIVER_IMAGE=registry.redhat.io/openshift4/ose-aws-efs-csi-driver-rhel9@" + PlaceholderDigest + " (first push digest not recorded",
+		"TOOLS_IMAGE=registry.redhat.io/openshift4/ose-tools-rhel9@" + PlaceholderDigest + " (payload digest not recorded",
+		"BUNDLE_IMAGES", "aws-efs-csi-driver-operator.v5.0.1-202601020304 written to"} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, log.String())
 		}
@@ -39,7 +42,8 @@ func TestRunWithoutDigestsWarnsAndBuildsADevelopmentBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"name: aws-efs-csi-driver-operator.v2.0.0", "olm.skipRange: '>=0.0.0-0 <2.0.0'", "createdAt: \"2026-01-02T03:04:05Z\"", "value: quay.io/openshift/origin-tools:latest"} {
+	for _, want := range []string{"name: aws-efs-csi-driver-operator.v5.0.1-202601020304", "olm.skipRange: '>=4.9.0-0 <5.0.1-202601020304'",
+		"  version: 5.0.1-202601020304", "value: 5.0.1-202601020304", "value: registry.redhat.io/openshift4/ose-tools-rhel9@" + PlaceholderDigest} {
 		if !strings.Contains(string(csv), want) {
 			t.Errorf("rendered CSV lacks %q", want)
 		}
@@ -67,8 +71,8 @@ func TestRunRequiringDigestsFailsAndKeepsThePreviousBundle(t *testing.T) {
 	opts.RequireDigests = true
 	opts.Pins = map[string]string{"TOOLS_IMAGE": "quay.io/o/tools@" + digestA}
 	_, err := Run(t.Context(), opts)
-	if err == nil || !strings.Contains(err.Error(), "6 images are not pinned by digest") || !strings.Contains(err.Error(), "OPERATOR_IMAGE=") {
-		t.Fatalf("error %v, want one listing the 6 unpinned images", err)
+	if err == nil || !strings.Contains(err.Error(), "6 images have a placeholder digest") || !strings.Contains(err.Error(), "OPERATOR_IMAGE=") {
+		t.Fatalf("error %v, want one listing the 6 images with a placeholder digest", err)
 	}
 	if _, err := os.Stat(filepath.Join(opts.OutDir, "manifests", CSVFile)); err != nil {
 		t.Errorf("the previous bundle is gone: %v", err)

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/versions"
 )
@@ -34,7 +33,7 @@ func repoRoot(t *testing.T) string {
 func copySources(t *testing.T, edit func(csv string) string) Sources {
 	t.Helper()
 	real := SourcesIn(repoRoot(t))
-	dst := Sources{Manifests: filepath.Join(t.TempDir(), "manifests"), CRDs: filepath.Join(t.TempDir(), "crds")}
+	dst := Sources{Manifests: filepath.Join(t.TempDir(), "manifests"), CRDs: filepath.Join(t.TempDir(), "crds"), MirrorSet: real.MirrorSet}
 	for _, pair := range [][2]string{{real.Manifests, dst.Manifests}, {real.CRDs, dst.CRDs}} {
 		err := filepath.WalkDir(pair[0], func(p string, d os.DirEntry, err error) error {
 			if err != nil {
@@ -72,11 +71,11 @@ func pinnedValues(t *testing.T, src Sources) Values {
 	for _, im := range images {
 		pins[im.Placeholder] = "registry.example.com/test/" + strings.ToLower(im.RelatedImage) + "@" + digestA
 	}
-	res, err := Resolve(images, pins, nil)
+	res, err := ResolveSources(src, pins, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Values{Version: "1.2.3", Created: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Images: res}
+	return Values{Version: "5.0.1", Images: res}
 }
 
 func renderAndValidate(t *testing.T, src Sources, v Values, opts ValidateOptions) Report {
@@ -101,16 +100,21 @@ func TestShippedManifestsValidate(t *testing.T) {
 	for _, w := range r.Warnings {
 		t.Logf("warning: %s", w)
 	}
-	// Development tags pass unless digests are required.
-	images, _ := ReadImages(filepath.Join(src.Manifests, ImagesFile))
-	dev, _ := Resolve(images, nil, nil)
-	v := Values{Version: "1.2.3", Created: time.Unix(0, 0), Images: dev}
+	// The CSV's own references pass while any digest is a placeholder, unless digests are required.
+	dev, err := ResolveSources(src, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(Unrecorded(dev)) == 0 {
+		t.Skip("every digest of the CSV is recorded: no placeholder left to refuse")
+	}
+	v := Values{Version: "5.0.1", Images: dev}
 	if err := renderAndValidate(t, src, v, ValidateOptions{K8sVersion: k8sVersion(t)}).Err(); err != nil {
 		t.Fatalf("development bundle: %v", err)
 	}
-	err := renderAndValidate(t, src, v, ValidateOptions{RequireDigests: true, K8sVersion: k8sVersion(t)}).Err()
-	if err == nil || !strings.Contains(err.Error(), "is not pinned by digest") {
-		t.Fatalf("development bundle with digests required: error %v, want one about digests", err)
+	err = renderAndValidate(t, src, v, ValidateOptions{RequireDigests: true, K8sVersion: k8sVersion(t)}).Err()
+	if err == nil || !strings.Contains(err.Error(), "has the placeholder digest") {
+		t.Fatalf("bundle with placeholder digests and digests required: error %v, want one about the placeholder", err)
 	}
 }
 
@@ -124,8 +128,8 @@ func TestBrokenCSVFailsWithTheValidatorsMessage(t *testing.T) {
 			`unknown install mode type "Everywhere"`},
 		{"AllNamespaces unsupported", "- type: AllNamespaces\n      supported: true", "- type: AllNamespaces\n      supported: false",
 			"none of InstallModeTypes are supported"},
-		{"missing relatedImage", "    - name: tools\n      image: ${TOOLS_IMAGE}\n", "",
-			"spec.relatedImages: missing registry.example.com/test/tools@" + digestA + ", used by deployment aws-efs-csi-driver-operator container aws-efs-csi-driver-operator env TOOLS_IMAGE"},
+		{"missing relatedImage", "    - name: tools\n      image: registry.redhat.io/openshift4/ose-tools-rhel9@" + PlaceholderDigest + "\n", "    - name: tools\n      image: registry.example.com/other/tools@" + digestB + "\n",
+			"spec.relatedImages: missing registry.redhat.io/openshift4/ose-tools-rhel9@" + PlaceholderDigest + ", used by deployment aws-efs-csi-driver-operator container aws-efs-csi-driver-operator env TOOLS_IMAGE"},
 		{"wildcard verb", "verbs: [bind]", `verbs: ["*"]`, `verbs contains "*"`},
 		{"wildcard resource", "resources: [pods, endpoints]", `resources: ["*"]`, `resources contains "*"`},
 		{"no token-auth-aws", "    features.operators.openshift.io/token-auth-aws: \"true\"\n", "", "missing features.operators.openshift.io/token-auth-aws"},
@@ -139,11 +143,9 @@ func TestBrokenCSVFailsWithTheValidatorsMessage(t *testing.T) {
 			"unknown feature annotation features.operators.openshift.io/sts"},
 		{"deprecated infrastructure-features", "    features.operators.openshift.io/csi: \"true\"\n", "    features.operators.openshift.io/csi: \"true\"\n    operators.openshift.io/infrastructure-features: '[\"csi\"]'\n",
 			"operators.openshift.io/infrastructure-features is deprecated"},
-		{"bad skipRange", "olm.skipRange: '>=0.0.0-0 <${VERSION}'", "olm.skipRange: 'soon'", "olm.skipRange"},
-		{"no maxOpenShiftVersion", `olm.properties: '[{"type": "olm.maxOpenShiftVersion", "value": "5.0"}]'`, `olm.properties: '[]'`, "no olm.maxOpenShiftVersion"},
+		{"no maxOpenShiftVersion", `olm.properties: '[{"type": "olm.maxOpenShiftVersion", "value": "5.1"}]'`, `olm.properties: '[]'`, "no olm.maxOpenShiftVersion"},
 		{"privilege escalation", "allowPrivilegeEscalation: false", "allowPrivilegeEscalation: true", "allowPrivilegeEscalation must be false"},
 		{"root", "runAsNonRoot: true", "runAsNonRoot: false", "runAsNonRoot must be true"},
-		{"non-semver version", "version: ${VERSION}", "version: one", `Invalid character(s) found in major number "0one"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := copySources(t, func(csv string) string {
@@ -168,10 +170,10 @@ func TestBrokenCSVFailsWithTheValidatorsMessage(t *testing.T) {
 	}
 }
 
-func TestRenderRejectsUnknownPlaceholders(t *testing.T) {
-	src := copySources(t, func(csv string) string { return strings.Replace(csv, "${TOOLS_IMAGE}", "${TOOLZ_IMAGE}", 1) })
+func TestRenderRefusesACSVThatLostAnArtSearchString(t *testing.T) {
+	src := copySources(t, func(csv string) string { return strings.Replace(csv, "  version: 5.0.1", "  version: 5.0.2", 1) })
 	err := Render(src, t.TempDir(), pinnedValues(t, src))
-	if err == nil || !strings.Contains(err.Error(), "unknown placeholder ${TOOLZ_IMAGE}") {
-		t.Fatalf("error %v, want one naming ${TOOLZ_IMAGE}", err)
+	if err == nil || !strings.Contains(err.Error(), `art.yaml search "  version: 5.0.1" is not in the file`) {
+		t.Fatalf("error %v, want one naming art.yaml's search string", err)
 	}
 }

@@ -164,8 +164,8 @@ func TestBundleAndCatalogAgainstOPM(t *testing.T) {
 	}
 	runOPM(t, "validate", cat)
 	checkMigrated(t, cat)
-	want := `[{"name":"aws-efs-csi-driver-operator.v1.0.0","skipRange":"\u003e=0.0.0-0 \u003c1.0.0"},` +
-		`{"name":"aws-efs-csi-driver-operator.v1.1.0","replaces":"aws-efs-csi-driver-operator.v1.0.0","skipRange":"\u003e=0.0.0-0 \u003c1.1.0"}]`
+	want := `[{"name":"aws-efs-csi-driver-operator.v1.0.0","skipRange":"\u003e=4.9.0-0 \u003c1.0.0"},` +
+		`{"name":"aws-efs-csi-driver-operator.v1.1.0","replaces":"aws-efs-csi-driver-operator.v1.0.0","skipRange":"\u003e=4.9.0-0 \u003c1.1.0"}]`
 	if entries := channelEntries(t, cat, "aws-efs-csi-driver-operator", "stable"); entries != want {
 		t.Errorf("channel entries:\n got %s\nwant %s", entries, want)
 	}

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,28 +15,31 @@ import (
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/bundle"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/platform"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/stamp"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/versions"
 )
 
-// shipped are the CSVs already installed on clusters: OpenShift's package (every minor from 4.9 to 5.0, as ART
-// names them), which OLM must upgrade to this operator, and the community aws-efs-operator (its OperatorHub
-// releases and the app-sre builds, <0.1>.<commits>-<hash>), whose installs switch by uninstall and install
-// (docs/user-guide/upgrade-from-community-operator.md); our version stays above both.
+// shipped are the CSVs already installed on clusters. OpenShift's package: the CSV names, versions and skipRanges
+// of openshift/csi-operator config/aws-efs (release-4.18 @894ba4a: v4.18.0, ">=4.9.0-0 <4.18.0"; release-5.0
+// @80937768: v5.0.0, ">=4.9.0-0 <5.0.0"), as ART ships them: its art.yaml rewrites the version and the skipRange's
+// upper bound to <version>-<build> (the build numbers here are stand-ins of ART's form, YYYYMMDDHHMM; the real ones
+// are in redhat-operator-index); and 4.9.0, the oldest any skipRange names. The community aws-efs-operator (its
+// OperatorHub releases and the app-sre builds, <0.1>.<commits>-<hash>), whose installs switch by uninstall and
+// install (docs/user-guide/upgrade-from-community-operator.md). Our version must stay above all of them.
 var shipped = []struct {
-	pkg, name, version string
+	pkg, name, version, skipRange string
 }{
-	{ourPackage, ourPackage + ".v4.9.0", "4.9.0"},
-	{ourPackage, ourPackage + ".v4.16.0", "4.16.0"},
-	{ourPackage, ourPackage + ".v4.22.0", "4.22.0"},
-	{ourPackage, ourPackage + ".v5.0.0", "5.0.0"},
-	{communityPackage, communityPackage + ".v0.0.8", "0.0.8"},
-	{communityPackage, communityPackage + ".v0.1.189-3f73a592", "0.1.189-3f73a592"},
+	{ourPackage, ourPackage + ".v4.9.0", "4.9.0", ""},
+	{ourPackage, ourPackage + ".v4.18.0-202507081833", "4.18.0-202507081833", ">=4.9.0-0 <4.18.0-202507081833"},
+	{ourPackage, ourPackage + ".v5.0.0-202608111205", "5.0.0-202608111205", ">=4.9.0-0 <5.0.0-202608111205"},
+	{communityPackage, communityPackage + ".v0.0.8", "0.0.8", ""},
+	{communityPackage, communityPackage + ".v0.1.189-3f73a592", "0.1.189-3f73a592", ""},
 }
 
 const communityPackage = "aws-efs-operator"
 
-// previousCatalog writes the catalog a cluster upgrades from: OpenShift's package with its 5.0.0 channel head,
-// whose entry skips 4.9-4.x by range as ART writes it, and, as in an index that holds both, the community package
-// with its last release.
+// previousCatalog writes the catalog a cluster upgrades from: OpenShift's package with its 4.18 and 5.0 builds in
+// channel stable as the redhat-operator-index holds them (each skipping the earlier by range; 5.0 is the head), and,
+// as in an index that holds both, the community package with its last release.
 func previousCatalog(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -46,23 +50,31 @@ func previousCatalog(t *testing.T) string {
 			{Schema: declcfg.SchemaPackage, Name: communityPackage, DefaultChannel: "stable"},
 		},
 		Channels: []declcfg.Channel{
-			{Schema: declcfg.SchemaChannel, Package: ourPackage, Name: "stable", Entries: []declcfg.ChannelEntry{
-				{Name: ourPackage + ".v5.0.0", SkipRange: ">=4.9.0-0 <5.0.0"},
-			}},
 			{Schema: declcfg.SchemaChannel, Package: communityPackage, Name: "stable", Entries: []declcfg.ChannelEntry{
 				{Name: communityPackage + ".v0.0.8"},
 			}},
 		},
 	}
+	var ours []declcfg.ChannelEntry
 	for _, s := range shipped {
-		if s.name != ourPackage+".v5.0.0" && s.name != communityPackage+".v0.0.8" {
+		if s.skipRange == "" && s.name != communityPackage+".v0.0.8" {
 			continue
+		}
+		if s.pkg == ourPackage {
+			// opm wants one head per channel and does not count skipRange edges, so each build also replaces the
+			// one before it (stand-in: the index's own edges are read from it with entitlements, docs/release.md).
+			e := declcfg.ChannelEntry{Name: s.name, SkipRange: s.skipRange}
+			if len(ours) > 0 {
+				e.Replaces = ours[len(ours)-1].Name
+			}
+			ours = append(ours, e)
 		}
 		cfg.Bundles = append(cfg.Bundles, declcfg.Bundle{
 			Schema: declcfg.SchemaBundle, Package: s.pkg, Name: s.name, Image: "registry.example.com/" + s.pkg + "-bundle" + digest,
 			Properties: []property.Property{property.MustBuildPackage(s.pkg, s.version)},
 		})
 	}
+	cfg.Channels = append(cfg.Channels, declcfg.Channel{Schema: declcfg.SchemaChannel, Package: ourPackage, Name: "stable", Entries: ours})
 	if err := declcfg.WriteFS(cfg, dir, declcfg.WriteYAML, ".yaml"); err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +153,7 @@ func TestUpgradeGraph(t *testing.T) {
 	if head.Name != ours {
 		t.Fatalf("package %s channel stable: head %s, want %s", ourPackage, head.Name, ours)
 	}
-	if want := ourPackage + ".v5.0.0"; head.Replaces != want {
+	if want := ourPackage + ".v5.0.0-202608111205"; head.Replaces != want {
 		t.Errorf("%s replaces %q, want the previous head %s", ours, head.Replaces, want)
 	}
 	skip, err := semver.ParseRange(head.SkipRange)
@@ -151,6 +163,22 @@ func TestUpgradeGraph(t *testing.T) {
 	for _, s := range shipped {
 		if s.pkg == ourPackage && !skip(semver.MustParse(s.version)) {
 			t.Errorf("skipRange %q of %s does not cover the shipped %s: OLM would not offer the upgrade", head.SkipRange, ours, s.name)
+		}
+	}
+	// Every older entry of the channel is upgradable to ours in one step (in its skipRange or replaced by it), in
+	// operator-registry's model of the catalog opm wrote, whose head is ours.
+	m, err := declcfg.ConvertToModel(*loadCatalog(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := m[ourPackage].Channels["stable"]
+	mhead, err := ch.Head()
+	if err != nil || mhead.Name != ours {
+		t.Fatalf("operator-registry's head of stable: %v, %v; want %s", mhead, err, ours)
+	}
+	for _, b := range ch.Bundles {
+		if b.Name != ours && !skip(b.Version) && mhead.Replaces != b.Name {
+			t.Errorf("%s (%s) cannot upgrade to %s: not in its skipRange %q, not replaced by it", b.Name, b.Version, ours, head.SkipRange)
 		}
 	}
 	for _, c := range rendered {
@@ -202,9 +230,27 @@ func TestVersionIsAboveEveryShippedVersion(t *testing.T) {
 	if err != nil {
 		t.Fatalf("operator/VERSION %q: want a semantic version: %v", data, err)
 	}
+	// The scheme (docs/release.md#versions): the OpenShift stream of images/versions.conf, patch 1 or more. OpenShift's
+	// own builds of the stream are <stream>.0-<build>, semver prereleases of <stream>.0, so only a patch above 0
+	// keeps every build of ours (<version>-<build>, the lowest being <version>-0) above every build of theirs.
+	vs, err := versions.Load(repoRoot(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stream := fmt.Sprintf("%d.%d", v.Major, v.Minor); stream != vs.Get("OPENSHIFT_VERSION") || v.Patch < 1 {
+		t.Errorf("operator/VERSION %s: want %s.N with N >= 1 (OPENSHIFT_VERSION of %s)", v, vs.Get("OPENSHIFT_VERSION"), versions.File)
+	}
+	lowest := v
+	lowest.Pre = []semver.PRVersion{{VersionNum: 0, IsNum: true}}
+	theirs := semver.MustParse(vs.Get("OPENSHIFT_VERSION") + ".0-999999999999")
 	for _, s := range shipped {
-		if !v.GT(semver.MustParse(s.version)) {
-			t.Errorf("operator/VERSION %s is not above the shipped %s", v, s.name)
+		for _, ours := range []semver.Version{v, lowest} {
+			if !ours.GT(semver.MustParse(s.version)) {
+				t.Errorf("version %s is not above the shipped %s", ours, s.name)
+			}
 		}
+	}
+	if !lowest.GT(theirs) {
+		t.Errorf("version %s is not above OpenShift's latest possible build of the stream, %s", lowest, theirs)
 	}
 }

@@ -244,8 +244,10 @@ func TestBundleTargetsTheFilesOpenShift(t *testing.T) {
 			max = p.Value
 		}
 	}
-	if max != v.Get("OPENSHIFT_VERSION") {
-		t.Errorf("CSV olm.maxOpenShiftVersion %q, want OPENSHIFT_VERSION %s", max, v.Get("OPENSHIFT_VERSION"))
+	// OpenShift's own CSV sets it one minor above its stream (openshift/csi-operator@80937768 release-5.0:
+	// 5.1 for 5.0), so that clusters can still upgrade to the next minor.
+	if want := nextMinor(t, v.Get("OPENSHIFT_VERSION")); max != want {
+		t.Errorf("CSV olm.maxOpenShiftVersion %q, want %s, one minor above OPENSHIFT_VERSION %s", max, want, v.Get("OPENSHIFT_VERSION"))
 	}
 	if csv.Spec.MinKubeVersion != v.Get("KUBE_MIN_VERSION") {
 		t.Errorf("CSV minKubeVersion %s, want KUBE_MIN_VERSION %s", csv.Spec.MinKubeVersion, v.Get("KUBE_MIN_VERSION"))
@@ -270,6 +272,16 @@ func TestBundleTargetsTheFilesOpenShift(t *testing.T) {
 	if got := containerfile.Labels(bundle.Final())["com.redhat.openshift.versions"]; got != v.OpenShiftRange() {
 		t.Errorf("bundle.Containerfile com.redhat.openshift.versions %s, want %s", got, v.OpenShiftRange())
 	}
+}
+
+func nextMinor(t *testing.T, v string) string {
+	t.Helper()
+	major, minor, ok := strings.Cut(v, ".")
+	n, err := strconv.Atoi(minor)
+	if !ok || err != nil {
+		t.Fatalf("OPENSHIFT_VERSION %q: want MAJOR.MINOR", v)
+	}
+	return major + "." + strconv.Itoa(n+1)
 }
 
 // TestRPMLockResolvesAgainstTheBase: rpm-lockfile-prototype resolves the RPMs against BASE_IMAGE, the base of the
