@@ -49,7 +49,9 @@ type Config struct {
 	Records *Records
 	// StateDir is the efs-utils state directory (/var/run/efs), read to identify TLS mounts without a record.
 	StateDir string
-	// ForceUnmountAfter > 0 runs `umount -f` when a plain umount has not finished after that long.
+	// ForceUnmount runs `umount -f` when a plain umount has not finished after ForceUnmountAfter; a duration of 0
+	// or less forces at once, as upstream's --unmount-timeout=0 does through mount-utils' UnmountWithForce.
+	ForceUnmount      bool
 	ForceUnmountAfter time.Duration
 }
 
@@ -186,7 +188,7 @@ func (m *Mounter) Unpublish(ctx context.Context, volumeID, target string) error 
 			return err
 		}
 		klog.V(2).InfoS("Unmounting", "volumeID", volumeID, "target", target)
-		if m.cfg.ForceUnmountAfter > 0 {
+		if m.cfg.ForceUnmount {
 			err = m.cfg.OS.UnmountWithForce(target, m.cfg.ForceUnmountAfter)
 		} else {
 			err = m.cfg.OS.Unmount(target)

@@ -143,7 +143,9 @@ func TestUnpublishStackedAndForced(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		_ = f.Mount(specA.Source, target, "nfs4", nil)
 	}
-	m.cfg.ForceUnmountAfter = time.Second
+	// --force-unmount-after-timeout --unmount-timeout=0: upstream v3.4.1 passes 0 to mount-utils' UnmountWithForce,
+	// whose plain umount's deadline has then already passed, so it forces at once; 0 must still force here.
+	m.cfg.ForceUnmount, m.cfg.ForceUnmountAfter = true, 0
 	if err := m.Unpublish(t.Context(), "vol-a", target); err != nil {
 		t.Fatal(err)
 	}
