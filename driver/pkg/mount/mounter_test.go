@@ -170,6 +170,11 @@ func TestAdoptUnrecordedMounts(t *testing.T) {
 			state: `{"fsId":"` + fsID + `","accessPoint":"fsap-99999999999999999"}`, spec: specA, wantErr: ErrAlreadyPublished},
 		{name: "tls mount of another file system", mp: mountutils.MountPoint{Device: "127.0.0.1:/", Type: "nfs4", Opts: []string{"port=20100"}},
 			state: `{"fsId":"fs-99999999"}`, spec: specA, wantErr: ErrAlreadyPublished},
+		// efs-utils 2.x/3.x non-TLS mounts through efs-proxy: state file without fsId (the name carries it)
+		{name: "efs-proxy plain mount", mp: mountutils.MountPoint{Device: "127.0.0.1:/", Type: "nfs4", Opts: []string{"port=20100"}},
+			state: `{"pid":1,"cmd":["/usr/bin/efs-proxy","/var/run/efs/stunnel-config.x"]}`, spec: Spec{Source: fsID + ":/", FSType: "efs"}},
+		{name: "efs-proxy plain mount asked with an access point", mp: mountutils.MountPoint{Device: "127.0.0.1:/", Type: "nfs4", Opts: []string{"port=20100"}},
+			state: `{"pid":1,"cmd":["/usr/bin/efs-proxy","/var/run/efs/stunnel-config.x"]}`, spec: specA, wantErr: ErrAlreadyPublished},
 		{name: "dns mount", mp: mountutils.MountPoint{Device: "us-east-1a." + fsID + ".efs.us-east-1.amazonaws.com:/", Type: "nfs4"},
 			spec: Spec{Source: fsID + ":/", FSType: "efs"}},
 		{name: "dns mount of another path", mp: mountutils.MountPoint{Device: fsID + ".efs.us-east-1.amazonaws.com:/x", Type: "nfs4"},
