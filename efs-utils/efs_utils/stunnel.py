@@ -165,12 +165,17 @@ def process_info(pid: int) -> Optional[Dict[str, str]]:
     return {"comm": text[lpar + 1:rpar], "state": fields[0] if fields else "?"}
 
 
+# RELAY_NAMES are the process names of a mount's relay: stunnel, efs-utils 2.x/3.x's efs-proxy, and our plain
+# relay for non-TLS efs-proxy mounts (plainrelay.py).
+RELAY_NAMES = ("stunnel", "efs-proxy", "efs-relay")
+
+
 def is_running(pid: Optional[int]) -> bool:
-    """is_running reports whether pid is a live (not zombie) stunnel process."""
+    """is_running reports whether pid is a live (not zombie) relay process."""
     if not pid or pid <= 0:
         return False
     info = process_info(pid)
-    return bool(info) and info["comm"].startswith("stunnel") and info["state"] not in ("Z", "X")
+    return bool(info) and info["comm"].startswith(RELAY_NAMES) and info["state"] not in ("Z", "X")
 
 
 def command(binary: str, config_file: str, netns: Optional[str] = None) -> List[str]:

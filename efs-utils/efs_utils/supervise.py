@@ -11,7 +11,7 @@ import subprocess
 from datetime import datetime, timezone
 from typing import Any, Dict, List, Mapping, Optional
 
-from . import certificate, credentials, state, stunnel
+from . import certificate, credentials, proxystate, state, stunnel
 from .config import Config
 from .errors import FatalError
 from .imds import IMDS
@@ -59,9 +59,27 @@ class Supervisor:
             _drop_libwrap(cmd[idx + 1], binary, self.paths.state_dir)
         return cmd
 
+    def _relay_command(self, name: str, st: State) -> List[str]:
+        """_relay_command is the command that serves the mount of st: its own cmd (stunnel path fixed), or, for a
+        mount made by efs-utils 2.x/3.x whose efs-proxy is not installed here, a relay of ours for the same port,
+        mount target and certificate (proxystate). The state file's cmd is never rewritten."""
+        cmd = list(st.get("cmd") or [])
+        idx = proxystate.proxy_index(cmd)
+        if idx is None:
+            return self._fix_command(cmd)
+        if os.path.exists(cmd[idx]):
+            return cmd
+        try:
+            relay = proxystate.relay_command(name, st, self.paths)
+        except (FatalError, OSError) as e:
+            log.error("cannot serve the efs-proxy mount of %s: %s", name, getattr(e, "message", e))
+            return []
+        log.info("efs-proxy is not installed; serving %s with %s", name, " ".join(relay))
+        return relay
+
     def start(self, name: str, st: State) -> None:
         """start runs the state file's cmd again (in a new session) and records the new pid."""
-        cmd = self._fix_command(st.get("cmd") or [])
+        cmd = self._relay_command(name, st)
         if not cmd:
             log.error("state file %s has no command to restart its TLS tunnel", name)
             return
@@ -101,7 +119,8 @@ class Supervisor:
                 return False
         for f in st.get("files") or []:
             _remove(f)
-        mount_dir = st.get("mountStateDir")
+        # non-TLS efs-proxy mounts have no mountStateDir, but our relay keeps its pid file in <name>+/
+        mount_dir = st.get("mountStateDir") or name + state.MOUNT_DIR_SUFFIX
         if mount_dir:
             shutil.rmtree(os.path.join(self.paths.state_dir, mount_dir), ignore_errors=True)
         # the state file goes last: if we are stopped half way, the next pass finishes the job

@@ -4,6 +4,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -22,6 +23,9 @@ func main() {
 	os.Exit(code)
 }
 
+// stdout receives --version output (a variable so that tests read it).
+var stdout io.Writer = os.Stdout
+
 // run parses the flags and serves until ctx ends; it returns the process exit code.
 func run(ctx context.Context, args []string) int {
 	fs := pflag.NewFlagSet("aws-efs-csi-driver", pflag.ContinueOnError)
@@ -35,7 +39,7 @@ func run(ctx context.Context, args []string) int {
 	}
 	opts.ApplyEnv(fs, os.Getenv)
 	if opts.Version {
-		fmt.Println("aws-efs-csi-driver", version.Get())
+		fmt.Fprintln(stdout, version.Get().JSON())
 		return 0
 	}
 	if err := opts.Validate(); err != nil {

@@ -56,11 +56,11 @@ var nodeFlagNames = []string{
 func (o *NodeOptions) AddFlags(fs *pflag.FlagSet) {
 	o.fs = fs
 	fs.BoolVar(&o.MaxInflightMountCallsOptIn, "max-inflight-mount-calls-opt-in", false, "Cap concurrent NodePublishVolume calls at --max-inflight-mount-calls (node).")
-	fs.IntVar(&o.MaxInflightMountCalls, "max-inflight-mount-calls", -1, "Most NodePublishVolume calls at once; more are answered Aborted and retried by kubelet. -1: no cap (node).")
+	fs.IntVar(&o.MaxInflightMountCalls, "max-inflight-mount-calls", -1, "Most NodePublishVolume calls at once with --max-inflight-mount-calls-opt-in; more are answered Aborted and retried by kubelet. Ignored without the opt-in (node).")
 	fs.BoolVar(&o.VolumeAttachLimitOptIn, "volume-attach-limit-opt-in", false, "Report --volume-attach-limit as the node's volume limit (node).")
-	fs.Int64Var(&o.VolumeAttachLimit, "volume-attach-limit", -1, "Most EFS volumes the scheduler places on a node (NodeGetInfo MaxVolumesPerNode). -1: no limit (node).")
+	fs.Int64Var(&o.VolumeAttachLimit, "volume-attach-limit", -1, "Most EFS volumes the scheduler places on a node (NodeGetInfo MaxVolumesPerNode) with --volume-attach-limit-opt-in. Ignored without the opt-in (node).")
 	fs.BoolVar(&o.ForceUnmountAfterTimeout, "force-unmount-after-timeout", false, "Run umount -f when an unmount has not finished after --unmount-timeout (node).")
-	fs.DurationVar(&o.UnmountTimeout, "unmount-timeout", 30*time.Second, "How long a plain unmount may take before --force-unmount-after-timeout forces it (node).")
+	fs.DurationVar(&o.UnmountTimeout, "unmount-timeout", 30*time.Second, "How long a plain unmount may take before --force-unmount-after-timeout forces it; 0 or less forces at once (node).")
 	fs.BoolVar(&o.VolMetricsOptIn, "vol-metrics-opt-in", false, "Serve NodeGetVolumeStats: walk each volume in the background to measure bytes and inodes used (node).")
 	fs.Float64Var(&o.VolMetricsRefreshPeriod, "vol-metrics-refresh-period", 240, "Minutes a volume's measured usage is served before it is walked again (node).")
 	fs.IntVar(&o.VolMetricsFsRateLimit, "vol-metrics-fs-rate-limit", 5, "Most usage walks running at once per file system (node).")
@@ -84,17 +84,12 @@ func (o *NodeOptions) Validate(controllerOnly bool) error {
 	if o.MaxInflightMountCallsOptIn && o.MaxInflightMountCalls <= 0 {
 		return fmt.Errorf("--max-inflight-mount-calls-opt-in needs --max-inflight-mount-calls > 0, got %d", o.MaxInflightMountCalls)
 	}
-	if o.MaxInflightMountCalls == 0 || o.MaxInflightMountCalls < -1 {
-		return fmt.Errorf("--max-inflight-mount-calls %d: want a positive number, or -1 for no cap", o.MaxInflightMountCalls)
-	}
+	// Without their opt-in flags, --max-inflight-mount-calls and --volume-attach-limit take any value and have no
+	// effect, and --unmount-timeout takes any duration (0 or less: umount -f at once when forcing), as upstream
+	// v3.4.1 (kubernetes-sigs/aws-efs-csi-driver@3fcc6bdd pkg/driver/options.go Validate refuses only an opt-in
+	// without a positive value).
 	if o.VolumeAttachLimitOptIn && o.VolumeAttachLimit <= 0 {
 		return fmt.Errorf("--volume-attach-limit-opt-in needs --volume-attach-limit > 0, got %d", o.VolumeAttachLimit)
-	}
-	if o.VolumeAttachLimit == 0 || o.VolumeAttachLimit < -1 {
-		return fmt.Errorf("--volume-attach-limit %d: want a positive number, or -1 for no limit", o.VolumeAttachLimit)
-	}
-	if o.UnmountTimeout <= 0 {
-		return fmt.Errorf("--unmount-timeout %s: want a positive duration such as 30s", o.UnmountTimeout)
 	}
 	if o.VolMetricsRefreshPeriod <= 0 {
 		return fmt.Errorf("--vol-metrics-refresh-period %s: want a positive number of minutes such as 240", strconv.FormatFloat(o.VolMetricsRefreshPeriod, 'g', -1, 64))

@@ -58,7 +58,7 @@ func startNode(ctx context.Context, g *errgroup.Group, opts *Options, e env) (*d
 	}
 	mcfg := mount.Config{OS: mount.NewOS(), Records: recs, StateDir: o.EFSUtilsStateDir}
 	if o.ForceUnmountAfterTimeout {
-		mcfg.ForceUnmountAfter = o.UnmountTimeout
+		mcfg.ForceUnmount, mcfg.ForceUnmountAfter = true, o.UnmountTimeout
 	}
 	ncfg := driver.NodeConfig{Publisher: mount.New(mcfg), MaxVolumesPerNode: o.volumeLimit(), MaxInflightMounts: o.inflightCap()}
 	if o.VolMetricsOptIn {

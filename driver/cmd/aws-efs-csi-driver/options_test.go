@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -59,8 +62,16 @@ func TestValidate(t *testing.T) {
 }
 
 func TestRunVersionAndBadFlags(t *testing.T) {
+	var out bytes.Buffer
+	stdout = &out
+	t.Cleanup(func() { stdout = os.Stdout })
 	if code := run(t.Context(), []string{"--version"}); code != 0 {
 		t.Errorf("--version exit code = %d, want 0", code)
+	}
+	// upstream v3.4.1 prints a JSON document (aws-efs-csi-driver@3fcc6bdd cmd/main.go GetVersionJSON)
+	var doc map[string]string
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || doc["driverVersion"] == "" || doc["platform"] == "" {
+		t.Errorf("--version printed %q (%v), want upstream's JSON with driverVersion and platform", out.String(), err)
 	}
 	if code := run(t.Context(), []string{"--mode=sideways"}); code != 2 {
 		t.Errorf("bad --mode exit code = %d, want 2", code)

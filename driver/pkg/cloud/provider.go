@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -51,6 +52,9 @@ type roleKey struct{ roleARN, externalID string }
 func NewProvider(ctx context.Context, opts Options) (*Provider, error) {
 	if opts.Region == "" {
 		return nil, errors.New("AWS region is empty: set --region or AWS_REGION, or run where instance metadata is reachable")
+	}
+	if err := CheckFIPSRegion(opts.Region, os.Getenv); err != nil {
+		return nil, err
 	}
 	if opts.RoleSessionName == "" {
 		opts.RoleSessionName = "efs-csi-driver"

@@ -54,7 +54,7 @@ func ParseOverrides(s string) ([]Override, error) {
 		section, rest, ok1 := strings.Cut(item, ":")
 		key, value, ok2 := strings.Cut(rest, "=")
 		section, key, value = strings.TrimSpace(section), strings.TrimSpace(key), strings.TrimSpace(value)
-		if !ok1 || !ok2 || section == "" || key == "" || strings.ContainsAny(item, "\n\r[]") {
+		if !ok1 || !ok2 || section == "" || key == "" || strings.ContainsAny(item, "\n\r") {
 			return nil, fmt.Errorf("%w: override %q: want section:key=value, such as mount:port_range_upper_bound=21449", ErrInvalidConf, item)
 		}
 		o := Override{Section: section, Key: key, Value: value}
@@ -135,7 +135,7 @@ var regional = []struct{ region, suffix, caFile string }{
 	{"us-iso-east-1", "c2s.ic.gov", isoCA}, {"us-iso-west-1", "c2s.ic.gov", isoCA},
 	{"us-isob-east-1", "sc2s.sgov.gov", isoCA}, {"us-isob-west-1", "sc2s.sgov.gov", isoCA},
 	{"us-isof-south-1", "csp.hci.ic.gov", isoCA}, {"us-isof-east-1", "csp.hci.ic.gov", isoCA},
-	{"eu-isoe-west-1", "cloud.adc-e.uk", isoCA}, {"eusc-de-east-1", "amazonaws.eu", ""},
+	{"eu-isoe-west-1", "cloud.adc-e.uk", isoCA}, {"eusc-de-east-1", "amazonaws.eu", isoCA},
 }
 
 // known checks that an override names a section and key of the template.

@@ -77,7 +77,9 @@ var overrideCases = []struct {
 	{in: "mount:=x", wantErr: `want section:key=value`},
 	{in: "mounts:region=x", wantErr: "efs-utils.conf has no section [mounts]: want one of DEFAULT, mount,"},
 	{in: "mount:bogus=1", wantErr: `section [mount] has no key "bogus"`},
-	{in: "mount:region=a]b", wantErr: "want section:key=value"},
+	// upstream's parseConfOverrides takes any value: brackets in a value are not a section header
+	{in: "mount:stunnel_logs_file=/var/log/[fs].log", want: []Override{{"mount", "stunnel_logs_file", "/var/log/[fs].log"}}},
+	{in: "mount:region=a\nb", wantErr: "want section:key=value"},
 }
 
 func TestParseOverrides(t *testing.T) {
@@ -164,4 +166,81 @@ print(c.logging_level(), c.logging_max_bytes(), c.logging_file_count(), c.region
 	if got := strings.TrimSpace(string(out)); got != want {
 		t.Fatalf("efs-utils read\n%s\nwant\n%s", got, want)
 	}
+}
+
+// upstreamTemplateKeys are the section:key pairs of the efs-utils.conf template of upstream v3.4.1
+// (kubernetes-sigs/aws-efs-csi-driver@3fcc6bdd pkg/driver/efs_watch_dog.go efsUtilsConfigTemplate), active or
+// commented out; its applyConfOverrides (pkg/driver/conf_overrides.go) accepts an override of exactly these.
+var upstreamTemplateKeys = map[string][]string{
+	"DEFAULT": {"logging_level", "logging_max_bytes", "logging_file_count", "state_file_dir_mode"},
+	"mount": {"dns_name_format", "dns_name_suffix", "region", "stunnel_debug_enabled", "stunnel_logs_file",
+		"stunnel_cafile", "stunnel_check_cert_hostname", "stunnel_check_cert_validity", "fips_mode_enabled",
+		"port_range_lower_bound", "port_range_upper_bound", "optimize_readahead",
+		"fall_back_to_mount_target_ip_address_enabled", "disable_fetch_ec2_metadata_token", "retry_nfs_mount_command",
+		"retry_nfs_mount_command_count", "retry_nfs_mount_command_timeout_sec"},
+	"mount.cn-north-1":      {"dns_name_suffix"},
+	"mount.cn-northwest-1":  {"dns_name_suffix"},
+	"mount.eu-isoe-west-1":  {"dns_name_suffix", "stunnel_cafile"},
+	"mount.eusc-de-east-1":  {"dns_name_suffix", "stunnel_cafile"},
+	"mount.us-iso-east-1":   {"dns_name_suffix", "stunnel_cafile"},
+	"mount.us-iso-west-1":   {"dns_name_suffix", "stunnel_cafile"},
+	"mount.us-isob-east-1":  {"dns_name_suffix", "stunnel_cafile"},
+	"mount.us-isob-west-1":  {"dns_name_suffix", "stunnel_cafile"},
+	"mount.us-isof-east-1":  {"dns_name_suffix", "stunnel_cafile"},
+	"mount.us-isof-south-1": {"dns_name_suffix", "stunnel_cafile"},
+	"mount-watchdog": {"enabled", "poll_interval_sec", "unmount_count_for_consistency", "unmount_grace_period_sec",
+		"tls_cert_renewal_interval_min", "stunnel_health_check_enabled", "stunnel_health_check_interval_min",
+		"stunnel_health_check_command_timeout_sec"},
+	"client-info":    {"source"},
+	"cloudwatch-log": {"enabled", "log_group_name", "retention_in_days"},
+}
+
+// TestEveryUpstreamTemplateKeyIsAnOverride: every key upstream's template has is accepted by
+// --efs-utils-conf-overrides and lands in the rendered file.
+func TestEveryUpstreamTemplateKeyIsAnOverride(t *testing.T) {
+	for sec, keys := range upstreamTemplateKeys {
+		for _, k := range keys {
+			spec := sec + ":" + k + "=v-" + k
+			ovs, err := ParseOverrides(spec)
+			if err != nil {
+				t.Errorf("upstream accepts %s; ParseOverrides: %v", spec, err)
+				continue
+			}
+			b, err := Render(ConfOptions{Overrides: ovs})
+			if err != nil {
+				t.Errorf("Render with %s: %v", spec, err)
+				continue
+			}
+			if !strings.Contains(sectionText(string(b), sec), "\n"+k+" = v-"+k+"\n") {
+				t.Errorf("override %s not in section [%s] of\n%s", spec, sec, b)
+			}
+		}
+	}
+}
+
+// TestEUSCSectionHasItsCA states upstream's [mount.eusc-de-east-1]: dns_name_suffix amazonaws.eu and the system CA
+// bundle as stunnel_cafile (the European Sovereign Cloud is not signed by the Amazon roots in efs-utils.crt).
+func TestEUSCSectionHasItsCA(t *testing.T) {
+	b, err := Render(ConfOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := sectionText(string(b), "mount.eusc-de-east-1")
+	for _, want := range []string{"\ndns_name_suffix = amazonaws.eu\n", "\nstunnel_cafile = /etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("[mount.eusc-de-east-1] lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// sectionText is the text of [name] up to the next section header, starting with a newline.
+func sectionText(conf, name string) string {
+	_, rest, ok := strings.Cut(conf, "\n["+name+"]")
+	if !ok {
+		return ""
+	}
+	if i := strings.Index(rest, "\n["); i >= 0 {
+		rest = rest[:i+1]
+	}
+	return rest
 }

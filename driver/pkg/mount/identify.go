@@ -83,8 +83,17 @@ func (m *Mounter) stateOf(mountpoint, port string) (fsID, accessPoint string, ok
 			FSID        string `json:"fsId"`
 			AccessPoint string `json:"accessPoint"`
 		}
-		if json.Unmarshal(b, &st) == nil && st.FSID != "" {
+		if json.Unmarshal(b, &st) != nil {
+			continue
+		}
+		if st.FSID != "" {
 			return st.FSID, st.AccessPoint, true
+		}
+		// A non-TLS mount of efs-utils 2.x/3.x through efs-proxy has a state file without the certificate fields
+		// (aws/efs-utils@2341e82d bootstrap_proxy): the file system is the name's first element, and without TLS
+		// there is no access point.
+		if id, _, _ := strings.Cut(e.Name(), "."); id != "" {
+			return id, "", true
 		}
 	}
 	return "", "", false

@@ -143,7 +143,9 @@ func TestUnpublishStackedAndForced(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		_ = f.Mount(specA.Source, target, "nfs4", nil)
 	}
-	m.cfg.ForceUnmountAfter = time.Second
+	// --force-unmount-after-timeout --unmount-timeout=0: upstream v3.4.1 passes 0 to mount-utils' UnmountWithForce,
+	// whose plain umount's deadline has then already passed, so it forces at once; 0 must still force here.
+	m.cfg.ForceUnmount, m.cfg.ForceUnmountAfter = true, 0
 	if err := m.Unpublish(t.Context(), "vol-a", target); err != nil {
 		t.Fatal(err)
 	}
@@ -168,6 +170,11 @@ func TestAdoptUnrecordedMounts(t *testing.T) {
 			state: `{"fsId":"` + fsID + `","accessPoint":"fsap-99999999999999999"}`, spec: specA, wantErr: ErrAlreadyPublished},
 		{name: "tls mount of another file system", mp: mountutils.MountPoint{Device: "127.0.0.1:/", Type: "nfs4", Opts: []string{"port=20100"}},
 			state: `{"fsId":"fs-99999999"}`, spec: specA, wantErr: ErrAlreadyPublished},
+		// efs-utils 2.x/3.x non-TLS mounts through efs-proxy: state file without fsId (the name carries it)
+		{name: "efs-proxy plain mount", mp: mountutils.MountPoint{Device: "127.0.0.1:/", Type: "nfs4", Opts: []string{"port=20100"}},
+			state: `{"pid":1,"cmd":["/usr/bin/efs-proxy","/var/run/efs/stunnel-config.x"]}`, spec: Spec{Source: fsID + ":/", FSType: "efs"}},
+		{name: "efs-proxy plain mount asked with an access point", mp: mountutils.MountPoint{Device: "127.0.0.1:/", Type: "nfs4", Opts: []string{"port=20100"}},
+			state: `{"pid":1,"cmd":["/usr/bin/efs-proxy","/var/run/efs/stunnel-config.x"]}`, spec: specA, wantErr: ErrAlreadyPublished},
 		{name: "dns mount", mp: mountutils.MountPoint{Device: "us-east-1a." + fsID + ".efs.us-east-1.amazonaws.com:/", Type: "nfs4"},
 			spec: Spec{Source: fsID + ":/", FSType: "efs"}},
 		{name: "dns mount of another path", mp: mountutils.MountPoint{Device: fsID + ".efs.us-east-1.amazonaws.com:/x", Type: "nfs4"},

@@ -73,10 +73,10 @@ func TestProjectImagesRun(t *testing.T) {
 	pods := map[string][]check{
 		"driver-version": {{
 			container: corev1.Container{Image: imgs.ReleaseDriver.Reference, Args: []string{"--version"}},
-			want:      []string{"aws-efs-csi-driver version=" + version},
+			want:      []string{`"driverVersion": "` + version + `"`},
 		}, {
 			container: corev1.Container{Image: driver.Reference, Args: []string{"--version"}},
-			want:      []string{"aws-efs-csi-driver version=" + version},
+			want:      []string{`"driverVersion": "` + version + `"`},
 		}},
 		"mount-efs": {{
 			container: corev1.Container{Image: driver.Reference, Command: []string{"/sbin/mount.efs", "--version"}, SecurityContext: readOnly},
