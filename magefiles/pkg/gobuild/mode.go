@@ -24,8 +24,8 @@ const (
 	// (GOFLAGS, GOEXPERIMENT, GOFIPS140 and CGO_ENABLED from the environment are never overridden). The crypto
 	// backend is the toolchain's: Red Hat's golang-fips toolchain (the OpenShift builder image) uses OpenSSL, and
 	// strictfipsruntime is added to its GOEXPERIMENT as ART's builder shim does; upstream Go uses Go's own FIPS
-	// 140 module, GOFIPS140=v1.0.0 (the certified one) unless GOFIPS140 is set. Every binary is checked against
-	// check-payload's rules before it replaces the previous one.
+	// 140 module, GOFIPS140=v1.0.0 (the certified one) unless GOFIPS140 names another (off, the default, counts as
+	// unset). Every binary is checked against check-payload's rules before it replaces the previous one.
 	FIPS
 )
 
