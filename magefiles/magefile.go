@@ -44,12 +44,19 @@ func All(ctx context.Context) {
 }
 
 // Build cross-compiles aws-efs-csi-driver and aws-efs-csi-driver-operator into _output/bin/<os>_<arch>/.
-// Binaries are static, built with -trimpath and no build ID, so one commit always gives byte-identical files;
-// each is stamped with its module's version (tag driver/vX.Y.Z or operator/vX.Y.Z at HEAD, else the module's
+// By default binaries are static (CGO_ENABLED=0), for local development. FIPS=true builds what the images ship
+// (each Containerfile's builder stage sets it): cgo on, the strictfipsruntime tag, dynamically linked against the C
+// library, the toolchain's own GOFLAGS, GOEXPERIMENT and GOFIPS140 kept; the crypto is OpenSSL with Red Hat's Go
+// (strictfipsruntime added to its GOEXPERIMENT) and Go's FIPS 140 module v1.0.0 with upstream Go; each binary is
+// checked against openshift/check-payload's rules before it is kept (docs/release.md). FIPS=true builds only for
+// the host platform unless CC names a cross-compiler.
+// Either way binaries are built with -trimpath and no build ID, so one commit and toolchain give byte-identical
+// files; each is stamped with its module's version (tag driver/vX.Y.Z or operator/vX.Y.Z at HEAD, else the module's
 // VERSION file), the commit and a dirty flag, which --version prints; unchanged binaries are not recompiled.
 // Environment: PLATFORMS=os/arch[,os/arch...] picks the platforms (default linux/amd64 and linux/arm64, where EFS
 // runs; linux/ppc64le and linux/s390x on request); PROGRAMS=<binary>[,...] builds only those programs (an image's
-// builder stage compiles only its own); BUILD_JOBS=N bounds the parallel compiles (default the number of CPUs).
+// builder stage compiles only its own); BUILD_JOBS=N bounds the parallel compiles (default the number of CPUs);
+// FIPS=true|false (default false).
 func Build(ctx context.Context) error {
 	root, err := workspace.Root(".")
 	if err != nil {
@@ -67,6 +74,10 @@ func Build(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	mode, err := gobuild.ParseMode(os.Getenv("FIPS"))
+	if err != nil {
+		return err
+	}
 	stamps := map[string]stamp.Stamp{}
 	for _, p := range programs {
 		if stamps[p.Module], err = stamp.Resolve(ctx, root, p.Module); err != nil {
@@ -81,6 +92,7 @@ func Build(ctx context.Context) error {
 		Stamps:    stamps,
 		Jobs:      jobs,
 		Progress:  os.Stdout,
+		Mode:      mode,
 	})
 	return err
 }

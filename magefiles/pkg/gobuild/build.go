@@ -32,6 +32,8 @@ type Options struct {
 	Jobs int
 	// Progress receives one line per artefact as it starts and finishes.
 	Progress io.Writer
+	// Mode is Static (the zero value) or FIPS.
+	Mode Mode
 }
 
 // Result reports what happened to one artefact.
@@ -50,9 +52,13 @@ func Build(ctx context.Context, opts Options) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	env, err := toolchain.Output(ctx, opts.Root, nil, goBin, "env", "GOVERSION", "GOFLAGS", "GOEXPERIMENT")
+	settings, err := readGoSettings(ctx, opts.Root, goBin)
 	if err != nil {
-		return nil, fmt.Errorf("reading the Go toolchain settings: %w", err)
+		return nil, err
+	}
+	mode, err := resolveMode(opts.Mode, settings, opts.Platforms)
+	if err != nil {
+		return nil, err
 	}
 	workDigest, err := workspaceDigest(opts.Root)
 	if err != nil {
@@ -88,9 +94,11 @@ func Build(ctx context.Context, opts Options) ([]Result, error) {
 				root:     opts.Root,
 				artefact: a,
 				stamp:    opts.Stamps[a.Program.Module],
+				mode:     mode,
 				out:      filepath.Join(opts.OutDir, a.RelPath()),
 			}
-			inputs := combine(env, workDigest, moduleDigests[a.Program.Module], a.Platform.String(), strings.Join(c.args(), " "))
+			inputs := combine(settings.fingerprint, workDigest, moduleDigests[a.Program.Module], a.Platform.String(),
+				strings.Join(c.env(), " "), strings.Join(c.args(), " "))
 			compiled, err := c.ifChanged(ctx, inputs, report, fmt.Sprintf("[%d/%d]", i+1, len(artefacts)))
 			results[i] = Result{Artefact: a, Path: c.out, Compiled: compiled}
 			return err
@@ -123,6 +131,7 @@ type compile struct {
 	root     string
 	artefact Artefact
 	stamp    stamp.Stamp
+	mode     buildMode
 	out      string
 }
 
@@ -136,7 +145,16 @@ func (c compile) args() []string {
 		"-X " + vp + ".commit=" + c.stamp.Commit,
 		"-X " + vp + ".treeState=" + c.stamp.TreeState(),
 	}, " ")
-	return []string{"-trimpath", "-buildvcs=false", "-ldflags=" + ldflags, c.artefact.Program.Package()}
+	args := []string{"-trimpath", "-buildvcs=false", "-ldflags=" + ldflags}
+	if c.mode.tags != "" {
+		args = append(args, "-tags="+c.mode.tags)
+	}
+	return append(args, c.artefact.Program.Package())
+}
+
+// env is what the compile adds to the environment. Everything here is part of the fingerprint.
+func (c compile) env() []string {
+	return append([]string{"GOOS=" + c.artefact.Platform.OS, "GOARCH=" + c.artefact.Platform.Arch}, c.mode.env...)
 }
 
 // ifChanged compiles unless the binary on disk was produced from the same inputs and is intact.
@@ -148,7 +166,7 @@ func (c compile) ifChanged(ctx context.Context, inputs string, report *progress.
 			return false, nil
 		}
 	}
-	report.Printf("build: %s %s compiling (%s, %s, %s)", counter, c.artefact, c.stamp.Version, shortCommit(c.stamp.Commit), c.stamp.TreeState())
+	report.Printf("build: %s %s compiling (%s, %s, %s; %s)", counter, c.artefact, c.stamp.Version, shortCommit(c.stamp.Commit), c.stamp.TreeState(), c.mode.summary)
 	start := time.Now()
 	if err := c.run(ctx); err != nil {
 		return false, err
@@ -165,7 +183,8 @@ func (c compile) ifChanged(ctx context.Context, inputs string, report *progress.
 }
 
 // run compiles into a temporary file beside the target and renames it into place, so a failed or interrupted
-// compile never leaves a truncated binary where a good one was.
+// compile never leaves a truncated binary where a good one was, nor does a FIPS binary that fails check-payload's
+// rules.
 func (c compile) run(ctx context.Context) error {
 	if err := os.MkdirAll(filepath.Dir(c.out), 0o755); err != nil {
 		return err
@@ -173,9 +192,13 @@ func (c compile) run(ctx context.Context) error {
 	tmp := c.out + ".partial"
 	defer os.Remove(tmp)
 	args := append([]string{"build", "-o", tmp}, c.args()...)
-	env := []string{"CGO_ENABLED=0", "GOOS=" + c.artefact.Platform.OS, "GOARCH=" + c.artefact.Platform.Arch}
-	if _, err := toolchain.Output(ctx, filepath.Join(c.root, c.artefact.Program.Module), env, c.goBin, args...); err != nil {
+	if _, err := toolchain.Output(ctx, filepath.Join(c.root, c.artefact.Program.Module), c.env(), c.goBin, args...); err != nil {
 		return fmt.Errorf("compiling %s: %w", c.artefact, err)
+	}
+	if c.mode.mode == FIPS {
+		if err := verifyFIPS(tmp, c.artefact); err != nil {
+			return err
+		}
 	}
 	return os.Rename(tmp, c.out)
 }

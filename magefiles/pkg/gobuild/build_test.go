@@ -23,8 +23,10 @@ func newWorkspace(t *testing.T) (string, Program) {
 		"hello/go.mod": "module example.com/hello\n\ngo 1.26\n",
 		"hello/pkg/version/version.go": "package version\n\nvar (\n\tversion = \"unset\"\n\tcommit = \"unset\"\n\ttreeState = \"unset\"\n)\n\n" +
 			"func String() string { return version + \" \" + commit + \" \" + treeState }\n",
-		"hello/cmd/hello/main.go": "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/hello/pkg/version\"\n)\n\n" +
-			"func main() { fmt.Println(version.String()) }\n",
+		// Like the driver and the operator, it uses crypto and the net package (whose resolver uses cgo when
+		// cgo is on, so FIPS builds link dynamically).
+		"hello/cmd/hello/main.go": "package main\n\nimport (\n\t\"crypto/sha256\"\n\t\"fmt\"\n\t\"net\"\n\n\t\"example.com/hello/pkg/version\"\n)\n\n" +
+			"func main() {\n\tfmt.Println(version.String())\n\t_, _ = sha256.Sum256(nil), net.ParseIP(\"127.0.0.1\")\n}\n",
 		"hello/cmd/hello/main_test.go": "package main\n",
 	}
 	for name, content := range files {
