@@ -190,6 +190,11 @@ func (c *Controller) deleteVolume(ctx context.Context, req *csi.DeleteVolumeRequ
 		return fmt.Errorf("%w: volume ID is missing", errInvalidRequest)
 	}
 	h, err := volume.ParseHandle(req.GetVolumeId())
+	if errors.Is(err, volume.ErrUnsupportedType) {
+		// Success would let Kubernetes forget a volume whose access point stays: never report a deletion that did
+		// not happen.
+		return fmt.Errorf("volume %q not deleted: %w", req.GetVolumeId(), err)
+	}
 	if err != nil {
 		klog.V(2).InfoS("DeleteVolume of an ID that is not an EFS volume handle: nothing to delete", "volumeID", req.GetVolumeId(), "err", err)
 		return nil
@@ -210,8 +215,8 @@ func (c *Controller) deleteVolume(ctx context.Context, req *csi.DeleteVolumeRequ
 	dr := provision.DeleteRequest{Handle: h, Account: provision.AccountOf(ca)}
 	if c.cfg.RootDir != nil && h.AccessPointID != "" {
 		dr.RootDir = c.cfg.RootDir
-		if dr.MountOptions, err = provision.CleanupMountOptions(ctx, efs, dr.Account, h.FileSystemID, c.zone()); err != nil {
-			return err
+		dr.MountOptions = func(ctx context.Context) ([]string, error) {
+			return provision.CleanupMountOptions(ctx, efs, dr.Account, h.FileSystemID, c.zone())
 		}
 	}
 	return c.cfg.Provisioner.Delete(ctx, efs, dr)
