@@ -118,6 +118,9 @@ func (p *Provisioner) Create(ctx context.Context, c EFS, own Zones, req CreateRe
 	if !params.EnableTagging && len(p.cfg.Tags) > 0 {
 		return nil, fmt.Errorf("%w: %s=false conflicts with the driver's --tags: remove one of them", scparams.ErrInvalidParameter, scparams.ParamEnableTagging)
 	}
+	if params.DirectoryPerms == "" && !params.ReuseAccessPoint {
+		return nil, scparams.PermsMissing()
+	}
 	rootDir, err := scparams.RootDir(params, req.Name)
 	if err != nil {
 		return nil, err
@@ -164,8 +167,13 @@ func (p *Provisioner) Create(ctx context.Context, c EFS, own Zones, req CreateRe
 		}
 		p.cfg.GIDs.Record(gidKey(req), ap)
 		klog.V(2).InfoS("Reusing access point", "accessPointID", ap.ID, "fileSystemID", ap.FileSystemID, "clientToken", ap.ClientToken)
-	} else if ap, err = p.createAccessPoint(ctx, c, req, in, want); err != nil {
-		return nil, err
+	} else {
+		if params.DirectoryPerms == "" {
+			return nil, scparams.PermsMissing()
+		}
+		if ap, err = p.createAccessPoint(ctx, c, req, in, want); err != nil {
+			return nil, err
+		}
 	}
 	// A DeleteVolume of this access point (a reused one, or a retried create racing its own delete) must not run
 	// while this create hands it out.
@@ -335,7 +343,7 @@ type expected struct {
 	rootDirs []string
 	// tags must all be on the access point with these values (nil: not checked).
 	tags map[string]string
-	// permissions is directoryPerms.
+	// permissions is directoryPerms ("" when the StorageClass has none: a reused access point keeps its own).
 	permissions string
 }
 
@@ -370,7 +378,7 @@ func fits(ap *cloud.AccessPoint, req CreateRequest, want expected) error {
 		return differs("POSIX user uid ("+scparams.ParamGIDRangeStart+"/"+scparams.ParamGIDRangeEnd+")", ap.UID, fmt.Sprintf("a UID in [%d, %d]", p.GIDRangeStart, p.GIDRangeEnd))
 	case ap.HasCreationInfo && (ap.OwnerUID != ap.UID || ap.OwnerGID != ap.GID):
 		return differs("directory owner", fmt.Sprintf("%d:%d", ap.OwnerUID, ap.OwnerGID), fmt.Sprintf("%d:%d", ap.UID, ap.GID))
-	case ap.HasCreationInfo && !samePerms(ap.Permissions, want.permissions):
+	case ap.HasCreationInfo && want.permissions != "" && !samePerms(ap.Permissions, want.permissions):
 		return differs(scparams.ParamDirectoryPerms, ap.Permissions, want.permissions)
 	case !p.ReuseAccessPoint && ap.Tags[CapacityTagKey] != "" && ap.Tags[CapacityTagKey] != strconv.FormatInt(req.CapacityBytes, 10):
 		return differs("capacity (tag "+CapacityTagKey+")", ap.Tags[CapacityTagKey]+" bytes", strconv.FormatInt(req.CapacityBytes, 10)+" bytes")
