@@ -25,7 +25,7 @@ func TestStorageClassesUpstreamAccepts(t *testing.T) {
 	e.ctrl.cfg.Resolver = refs{fmt.Sprint(false, "kube-system", "efs", "fsid"): e.fsID}
 	without := func(m map[string]string, k string) map[string]string { delete(m, k); return m }
 	reused := e.aws.AddAccessPoint(fakeaws.AccessPoint{FileSystemId: e.fsID, ClientToken: scparams.UpstreamToken("kept"),
-		PosixUser: &fakeaws.PosixUser{Uid: 50100, Gid: 50100},
+		PosixUser:     &fakeaws.PosixUser{Uid: 50100, Gid: 50100},
 		RootDirectory: fakeaws.RootDirectory{Path: "/pvc-old", CreationInfo: &fakeaws.CreationInfo{OwnerUid: 50100, OwnerGid: 50100, Permissions: "750"}}})
 	tests := []struct {
 		name   string

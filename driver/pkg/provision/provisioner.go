@@ -154,6 +154,9 @@ func (p *Provisioner) Create(ctx context.Context, c EFS, own Zones, req CreateRe
 		if legacy, err := scparams.LegacyRootDir(params, req.Name); err == nil && legacy != rootDir {
 			want.rootDirs = append(want.rootDirs, legacy)
 		}
+		// Or by the upstream driver, for this very request, before a switch of drivers: its unique directory ends
+		// in a random UUID.
+		want.upstreamPrefix, _ = scparams.UpstreamUniqueDirPrefix(params)
 	}
 	var ap *cloud.AccessPoint
 	if params.ReuseAccessPoint {
@@ -345,37 +348,39 @@ type expected struct {
 	tags map[string]string
 	// permissions is directoryPerms ("" when the StorageClass has none: a reused access point keeps its own).
 	permissions string
+	// upstreamPrefix, when not "", is how the upstream driver's unique root directory for this request starts
+	// (scparams.UpstreamUniqueDirPrefix): an access point holding the volume's token there was made by upstream for
+	// this very request, before a switch of drivers.
+	upstreamPrefix string
+}
+
+// madeByUpstream reports whether ap's root is the upstream driver's unique directory for the request, rather than
+// one of the directories this driver would choose.
+func (w expected) madeByUpstream(ap *cloud.AccessPoint) bool {
+	return w.upstreamPrefix != "" && !slices.Contains(w.rootDirs, ap.RootDir) && scparams.IsUpstreamUniqueDir(ap.RootDir, w.upstreamPrefix)
 }
 
 // fits checks that an access point found by client token can serve the request; the error names the property that
-// differs, what the access point has and what the request asks (CSI: AlreadyExists).
+// differs, what the access point has and what the request asks (CSI: AlreadyExists). An access point the upstream
+// driver made for this very request (expected.madeByUpstream) gets the checks upstream's own retry makes and no
+// more: its directory, owner and tags are upstream's choices, not this request's.
 func fits(ap *cloud.AccessPoint, req CreateRequest, want expected) error {
-	p := req.Params
-	base := p.BasePath
-	if base == "" {
-		base = "/"
-	}
 	differs := func(field string, has, asks any) error {
 		return fmt.Errorf("%w: access point %s holding this volume's client token differs in %s: it has %v, the request asks %v",
 			ErrConflict, ap.ID, field, has, asks)
 	}
+	if err := fitsAsUpstream(ap, req, differs); err != nil {
+		return err
+	}
+	if want.madeByUpstream(ap) {
+		klog.V(2).InfoS("Access point holding this volume's client token was made by the upstream driver for this request; adopting it",
+			"accessPointID", ap.ID, "fileSystemID", ap.FileSystemID, "rootDir", ap.RootDir)
+		return nil
+	}
+	p := req.Params
 	switch {
-	case ap.FileSystemID != req.FileSystemID:
-		return differs(scparams.ParamFileSystemID, ap.FileSystemID, req.FileSystemID)
-	case ap.RootDir == "/" || !(base == "/" || strings.HasPrefix(ap.RootDir, base+"/")):
-		return differs("root directory ("+scparams.ParamBasePath+")", ap.RootDir, "a directory under "+base)
 	case want.rootDirs != nil && !slices.Contains(want.rootDirs, ap.RootDir):
 		return differs("root directory", ap.RootDir, want.rootDirs[0])
-	case !ap.HasPosixUser:
-		return differs("POSIX user", "none", "uid and gid")
-	case p.UID != nil && ap.UID != *p.UID:
-		return differs("POSIX user "+scparams.ParamUID, ap.UID, *p.UID)
-	case p.GID != nil && ap.GID != *p.GID:
-		return differs("POSIX user "+scparams.ParamGID, ap.GID, *p.GID)
-	case p.GID == nil && (ap.GID < p.GIDRangeStart || ap.GID > p.GIDRangeEnd):
-		return differs("POSIX user gid ("+scparams.ParamGIDRangeStart+"/"+scparams.ParamGIDRangeEnd+")", ap.GID, fmt.Sprintf("a GID in [%d, %d]", p.GIDRangeStart, p.GIDRangeEnd))
-	case p.UID == nil && (ap.UID < p.GIDRangeStart || ap.UID > p.GIDRangeEnd):
-		return differs("POSIX user uid ("+scparams.ParamGIDRangeStart+"/"+scparams.ParamGIDRangeEnd+")", ap.UID, fmt.Sprintf("a UID in [%d, %d]", p.GIDRangeStart, p.GIDRangeEnd))
 	case ap.HasCreationInfo && (ap.OwnerUID != ap.UID || ap.OwnerGID != ap.GID):
 		return differs("directory owner", fmt.Sprintf("%d:%d", ap.OwnerUID, ap.OwnerGID), fmt.Sprintf("%d:%d", ap.UID, ap.GID))
 	case ap.HasCreationInfo && want.permissions != "" && !samePerms(ap.Permissions, want.permissions):
@@ -390,6 +395,34 @@ func fits(ap *cloud.AccessPoint, req CreateRequest, want expected) error {
 		if got, ok := ap.Tags[k]; !ok || got != want.tags[k] {
 			return differs("tag "+k, fmt.Sprintf("%q", got), fmt.Sprintf("%q", want.tags[k]))
 		}
+	}
+	return nil
+}
+
+// fitsAsUpstream makes the checks of upstream's validateExistingAccessPoint (kubernetes-sigs/aws-efs-csi-driver
+// v3.4.1 pkg/driver/controller.go), plus the file system: the root under basePath (never "/"), a POSIX user, and
+// uid and gid as fixed or, when allocated, inside the GID range.
+func fitsAsUpstream(ap *cloud.AccessPoint, req CreateRequest, differs func(field string, has, asks any) error) error {
+	p := req.Params
+	base := p.BasePath
+	if base == "" {
+		base = "/"
+	}
+	switch {
+	case ap.FileSystemID != req.FileSystemID:
+		return differs(scparams.ParamFileSystemID, ap.FileSystemID, req.FileSystemID)
+	case ap.RootDir == "/" || !(base == "/" || strings.HasPrefix(ap.RootDir, base+"/")):
+		return differs("root directory ("+scparams.ParamBasePath+")", ap.RootDir, "a directory under "+base)
+	case !ap.HasPosixUser:
+		return differs("POSIX user", "none", "uid and gid")
+	case p.UID != nil && ap.UID != *p.UID:
+		return differs("POSIX user "+scparams.ParamUID, ap.UID, *p.UID)
+	case p.GID != nil && ap.GID != *p.GID:
+		return differs("POSIX user "+scparams.ParamGID, ap.GID, *p.GID)
+	case p.GID == nil && (ap.GID < p.GIDRangeStart || ap.GID > p.GIDRangeEnd):
+		return differs("POSIX user gid ("+scparams.ParamGIDRangeStart+"/"+scparams.ParamGIDRangeEnd+")", ap.GID, fmt.Sprintf("a GID in [%d, %d]", p.GIDRangeStart, p.GIDRangeEnd))
+	case p.UID == nil && (ap.UID < p.GIDRangeStart || ap.UID > p.GIDRangeEnd):
+		return differs("POSIX user uid ("+scparams.ParamGIDRangeStart+"/"+scparams.ParamGIDRangeEnd+")", ap.UID, fmt.Sprintf("a UID in [%d, %d]", p.GIDRangeStart, p.GIDRangeEnd))
 	}
 	return nil
 }

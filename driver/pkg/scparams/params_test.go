@@ -108,7 +108,9 @@ func TestParseParamsAccepts(t *testing.T) {
 		// kubernetes-sigs/aws-efs-csi-driver@3fcc6bdd7533a4cfd15643b31593f7ff154584c9).
 		{"fileSystemId padded", base("fileSystemId", " fs-0123abcd\t"), defaults},
 		{"fileSystemId blank beside a ref", base("fileSystemId", " ", "fileSystemIdConfigRef", "kube-system/efs/fsid"),
-			with(func(p *Params) { p.FileSystemID, p.FileSystemIDConfigRef = "", &ObjectRef{"kube-system", "efs", "fsid"} })},
+			with(func(p *Params) {
+				p.FileSystemID, p.FileSystemIDConfigRef = "", &ObjectRef{"kube-system", "efs", "fsid"}
+			})},
 		// az is read only across accounts (CheckAZ, where it is used); directoryPerms only when creating.
 		{"az not checked here", base("az", "Zone A"), with(func(p *Params) { p.AZ = "Zone A" })},
 		{"perms absent", base("directoryPerms", "<delete>"), with(func(p *Params) { p.DirectoryPerms = "" })},
