@@ -1,10 +1,15 @@
 package driver
 
 import (
+	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/openshift/aws-efs-csi/driver/pkg/gidalloc"
+	"github.com/openshift/aws-efs-csi/driver/pkg/provision"
 	"github.com/openshift/aws-efs-csi/driver/pkg/scparams"
 	"github.com/openshift/aws-efs-csi/driver/pkg/volume"
 	"github.com/openshift/aws-efs-csi/driver/test/fakeaws"
@@ -67,5 +72,74 @@ func TestCreateVolumeInFlightAcrossTheSwitch(t *testing.T) {
 			RootDirectory: fakeaws.RootDirectory{Path: tt.root, CreationInfo: &fakeaws.CreationInfo{OwnerUid: tt.gid, OwnerGid: tt.gid, Permissions: "700"}}})
 		_, err := e.create(t, tt.name, tt.params)
 		wantCode(t, err, codes.AlreadyExists, tt.want)
+	}
+}
+
+// fakeClock is a clock the test moves by hand.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// TestGIDsBesideAWriterThatAllocatesLikeUpstream (issue 26 item 3): another writer on the file system (the upstream
+// driver during a switch, or in another cluster) allocates as upstream v3.4.1 does: it lists every access point and
+// takes the lowest free GID (kubernetes-sigs/aws-efs-csi-driver@3fcc6bdd7533a4cfd15643b31593f7ff154584c9
+// pkg/driver/gid_allocator.go getNextUnusedGid). This driver trusts its view for --gid-resync-period, so exactly
+// one case can give a duplicate, as docs/driver/differences-from-upstream.md says: a GID the other writer takes
+// after this driver's last listing, handed out here before its next one. Once a listing has shown the other writer,
+// the view is trusted for at most a second and GIDs come from the top of the range, so alternating creates never
+// collide again.
+func TestGIDsBesideAWriterThatAllocatesLikeUpstream(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	ctrl := NewController(ControllerConfig{Provisioner: provision.New(provision.Config{GIDs: gidalloc.New(time.Minute, clock.Now)})})
+	ctrl.SetClouds(newProvider(t, e.aws, e.metrics))
+	up := upstreamwriter.New(e.aws.URL())
+	ours := func(name string) {
+		t.Helper()
+		if _, err := ctrl.CreateVolume(t.Context(), createReq(name, e.params(), nil)); err != nil {
+			t.Fatalf("CreateVolume %s: %v", name, err)
+		}
+	}
+	theirs := func(name string) int64 {
+		t.Helper()
+		r, err := up.CreateVolume(t.Context(), name, e.params())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.GID
+	}
+	duplicates := func() map[int64]int {
+		n := map[int64]int{}
+		for _, ap := range e.aws.AccessPoints(e.fsID) {
+			n[ap.PosixUser.Gid]++
+		}
+		for g, c := range n {
+			if c < 2 {
+				delete(n, g)
+			}
+		}
+		return n
+	}
+	ours("pvc-ours-0") // the first listing: an empty file system
+	taken := theirs("pvc-theirs-0")
+	ours("pvc-ours-1") // inside the resync period: the view does not know the other writer's GID yet
+	if d := duplicates(); len(d) != 1 || d[taken] != 2 {
+		t.Fatalf("duplicates %v; the documented case gives exactly GID %d twice", d, taken)
+	}
+	clock.Add(time.Minute) // the next listing shows the other writer
+	for i := range 20 {
+		ours(fmt.Sprintf("pvc-ours-%d", i+2))
+		theirs(fmt.Sprintf("pvc-theirs-%d", i+1))
+	}
+	if d := duplicates(); len(d) != 1 {
+		t.Fatalf("duplicates %v after the other writer was seen; want only the documented one (GID %d)", d, taken)
 	}
 }
