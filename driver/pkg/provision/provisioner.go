@@ -146,7 +146,7 @@ func (p *Provisioner) Create(ctx context.Context, c EFS, own Zones, req CreateRe
 			in.Tags[CapacityTagKey] = strconv.FormatInt(req.CapacityBytes, 10)
 		}
 	}
-	want := expected{permissions: params.DirectoryPerms}
+	want := expected{permissions: params.DirectoryPerms, reuse: params.ReuseAccessPoint}
 	if !params.ReuseAccessPoint {
 		// The token is the volume name: an access point holding it is this very volume, from an earlier attempt
 		// (possibly by the previous version of this driver, which suffixed the default directory).
@@ -348,6 +348,9 @@ type expected struct {
 	tags map[string]string
 	// permissions is directoryPerms ("" when the StorageClass has none: a reused access point keeps its own).
 	permissions string
+	// reuse is a reuseAccessPoint claim: the access point found is another volume's, shared on purpose, and gets
+	// the checks upstream's reuse makes and no more (its directory's owner and permissions are its own).
+	reuse bool
 	// upstreamPrefix, when not "", is how the upstream driver's unique root directory for this request starts
 	// (scparams.UpstreamUniqueDirPrefix): an access point holding the volume's token there was made by upstream for
 	// this very request, before a switch of drivers.
@@ -361,9 +364,9 @@ func (w expected) madeByUpstream(ap *cloud.AccessPoint) bool {
 }
 
 // fits checks that an access point found by client token can serve the request; the error names the property that
-// differs, what the access point has and what the request asks (CSI: AlreadyExists). An access point the upstream
-// driver made for this very request (expected.madeByUpstream) gets the checks upstream's own retry makes and no
-// more: its directory, owner and tags are upstream's choices, not this request's.
+// differs, what the access point has and what the request asks (CSI: AlreadyExists). A reused access point, and
+// one the upstream driver made for this very request (expected.madeByUpstream), get the checks upstream makes and
+// no more: their directory, owner, permissions and tags are not this request's choices.
 func fits(ap *cloud.AccessPoint, req CreateRequest, want expected) error {
 	differs := func(field string, has, asks any) error {
 		return fmt.Errorf("%w: access point %s holding this volume's client token differs in %s: it has %v, the request asks %v",
@@ -371,6 +374,9 @@ func fits(ap *cloud.AccessPoint, req CreateRequest, want expected) error {
 	}
 	if err := fitsAsUpstream(ap, req, differs); err != nil {
 		return err
+	}
+	if want.reuse {
+		return nil
 	}
 	if want.madeByUpstream(ap) {
 		klog.V(2).InfoS("Access point holding this volume's client token was made by the upstream driver for this request; adopting it",
