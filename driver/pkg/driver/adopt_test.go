@@ -189,7 +189,7 @@ func TestAPIMetricsAsUpstream(t *testing.T) {
 func TestReuseMakesUpstreamsChecksOnly(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	made := e.aws.AddAccessPoint(fakeaws.AccessPoint{FileSystemId: e.fsID, ClientToken: scparams.UpstreamToken("shared"),
-		PosixUser: &fakeaws.PosixUser{Uid: 50001, Gid: 50001},
+		PosixUser:     &fakeaws.PosixUser{Uid: 50001, Gid: 50001},
 		RootDirectory: fakeaws.RootDirectory{Path: "/shared", CreationInfo: &fakeaws.CreationInfo{OwnerUid: 0, OwnerGid: 0, Permissions: "755"}}})
 	vol, err := e.create(t, "pvc-reuse", e.params("reuseAccessPoint", "true", scparams.ParamPVCName, "shared", "directoryPerms", "700"))
 	if err != nil {
