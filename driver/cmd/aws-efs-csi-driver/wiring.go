@@ -97,28 +97,38 @@ func newController(opts *Options, e env) (*driver.Controller, error) {
 	return driver.NewController(cfg), nil
 }
 
-// initController resolves region and zone and builds the AWS clients, retrying until it works or ctx ends; the
-// controller answers Unavailable, and the aws_credentials dependency is reported unhealthy, until then.
+// initController resolves region and zone and builds the AWS clients, retrying until it works or ctx ends.
+// Controller requests wait for it within their own deadline; a failed attempt is reported to the controller, whose
+// requests then fail naming it, and the aws_credentials dependency is reported unhealthy, until an attempt works.
 func initController(ctx context.Context, opts *Options, e env, ctrl *driver.Controller, m *metrics.Metrics) {
 	retryUntilDone(ctx, "Initialising the controller's AWS access", func() error {
-		imdsClient, err := cloud.NewIMDSClient(ctx, "")
+		err := initControllerOnce(ctx, opts, e, ctrl, m)
 		if err != nil {
-			return err
+			ctrl.SetInitError(err)
 		}
-		md, err := cloud.ResolveMetadata(ctx, cloud.MetadataInput{Region: opts.Region, Zone: opts.AvailabilityZone, EnvRegion: e.region}, imdsClient)
-		if err != nil {
-			return err
-		}
-		p, err := cloud.NewProvider(ctx, cloud.Options{Region: md.Region, Observer: m,
-			Retry: cloud.RetryOptions{Adaptive: opts.AdaptiveRetryMode}})
-		if err != nil {
-			return err
-		}
-		ctrl.SetZoneID(md.ZoneID)
-		ctrl.SetClouds(p)
-		klog.InfoS("Controller ready to talk to AWS", "region", md.Region, "zone", md.Zone, "source", md.Source)
-		return nil
+		return err
 	})
+}
+
+// initControllerOnce is one attempt; its error names the step that failed.
+func initControllerOnce(ctx context.Context, opts *Options, e env, ctrl *driver.Controller, m *metrics.Metrics) error {
+	imdsClient, err := cloud.NewIMDSClient(ctx, "")
+	if err != nil {
+		return fmt.Errorf("instance metadata (IMDS) client: %w", err)
+	}
+	md, err := cloud.ResolveMetadata(ctx, cloud.MetadataInput{Region: opts.Region, Zone: opts.AvailabilityZone, EnvRegion: e.region}, imdsClient)
+	if err != nil {
+		return fmt.Errorf("region and availability zone: %w", err)
+	}
+	p, err := cloud.NewProvider(ctx, cloud.Options{Region: md.Region, Observer: m,
+		Retry: cloud.RetryOptions{Adaptive: opts.AdaptiveRetryMode}})
+	if err != nil {
+		return fmt.Errorf("AWS clients for region %s: %w", md.Region, err)
+	}
+	ctrl.SetZoneID(md.ZoneID)
+	ctrl.SetClouds(p)
+	klog.InfoS("Controller ready to talk to AWS", "region", md.Region, "zone", md.Zone, "source", md.Source)
+	return nil
 }
 
 // kubeClient returns the in-cluster client, or nil outside a cluster (the Node fallback and taint removal are off).

@@ -180,3 +180,25 @@ func TestAPIMetricsAsUpstream(t *testing.T) {
 		t.Log(body)
 	}
 }
+
+// TestReuseMakesUpstreamsChecksOnly: a reuseAccessPoint claim shares an existing access point on purpose; upstream
+// reuses it after validateExistingAccessPoint (root under basePath, a POSIX user, uid/gid as fixed or in the range:
+// kubernetes-sigs/aws-efs-csi-driver@3fcc6bdd7533a4cfd15643b31593f7ff154584c9 pkg/driver/controller.go), whatever
+// its directory's owner and permissions. So does this driver: a class whose directoryPerms differ from those the
+// access point was created with still reuses it.
+func TestReuseMakesUpstreamsChecksOnly(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	made := e.aws.AddAccessPoint(fakeaws.AccessPoint{FileSystemId: e.fsID, ClientToken: scparams.UpstreamToken("shared"),
+		PosixUser:     &fakeaws.PosixUser{Uid: 50001, Gid: 50001},
+		RootDirectory: fakeaws.RootDirectory{Path: "/shared", CreationInfo: &fakeaws.CreationInfo{OwnerUid: 0, OwnerGid: 0, Permissions: "755"}}})
+	vol, err := e.create(t, "pvc-reuse", e.params("reuseAccessPoint", "true", scparams.ParamPVCName, "shared", "directoryPerms", "700"))
+	if err != nil {
+		t.Fatalf("reuse of an access point with other owner and permissions: %v", err)
+	}
+	if h, _ := volume.ParseHandle(vol.GetVolumeId()); h.AccessPointID != made {
+		t.Fatalf("volume %s, want %s", vol.GetVolumeId(), made)
+	}
+	// What upstream refuses is still refused.
+	_, err = e.create(t, "pvc-reuse-2", e.params("reuseAccessPoint", "true", scparams.ParamPVCName, "shared", "gid", "7"))
+	wantCode(t, err, codes.AlreadyExists, "gid")
+}

@@ -55,6 +55,7 @@ type Controller struct {
 	csi.UnimplementedControllerServer
 	cfg      ControllerConfig
 	clouds   atomic.Pointer[cloudsBox]
+	start    startup
 	zoneID   atomic.Pointer[string]
 	inflight *inFlight
 	warned   warnedOnce
@@ -62,9 +63,10 @@ type Controller struct {
 
 type cloudsBox struct{ Clouds }
 
-// NewController returns a controller that answers Unavailable until SetClouds is called.
+// NewController returns a controller whose requests wait, each within its own deadline, until SetClouds is
+// called, and fail at once naming the cause while SetInitError reports a failed attempt.
 func NewController(cfg ControllerConfig) *Controller {
-	return &Controller{cfg: cfg, inflight: newInFlight()}
+	return &Controller{cfg: cfg, inflight: newInFlight(), start: newStartup()}
 }
 
 // SetZoneID records the controller's availability zone ID, used to pick the mount target for root-directory
@@ -78,22 +80,53 @@ func (c *Controller) zone() string {
 	return ""
 }
 
-// SetClouds installs the AWS clients once metadata and credentials are set up.
-func (c *Controller) SetClouds(cl Clouds) { c.clouds.Store(&cloudsBox{cl}) }
+// SetClouds installs the AWS clients once metadata and credentials are set up, and releases the requests waiting
+// for them.
+func (c *Controller) SetClouds(cl Clouds) {
+	c.clouds.Store(&cloudsBox{cl})
+	c.start.set(nil, true)
+}
 
-// Ready reports whether the controller can serve: AWS clients installed and credentials obtainable.
+// SetInitError records that an attempt to initialise the AWS clients failed (err names what failed); until the
+// next attempt succeeds, requests fail at once with Unavailable and that cause instead of waiting.
+func (c *Controller) SetInitError(err error) { c.start.set(err, false) }
+
+// Ready reports whether the controller can serve: AWS clients installed and credentials obtainable. It never waits.
 func (c *Controller) Ready(ctx context.Context) error {
 	box := c.clouds.Load()
 	if box == nil {
+		if err := c.start.failure(); err != nil {
+			return fmt.Errorf("%w: %w", errInitFailed, err)
+		}
 		return errNotReady
 	}
 	return box.Ready(ctx)
 }
 
-func (c *Controller) cloudFor(ca scparams.CrossAccount) (*cloud.Cloud, *cloud.Cloud, error) {
-	box := c.clouds.Load()
-	if box == nil {
-		return nil, nil, errNotReady
+// waitClouds returns the AWS clients, waiting for the controller's start-up within ctx: Probe answers ready as
+// soon as the socket serves (for the node plugin's sake, see Identity.Probe), so csi-provisioner's first requests
+// may arrive before the clients exist, and they must not fail for that alone.
+func (c *Controller) waitClouds(ctx context.Context) (Clouds, error) {
+	for {
+		if box := c.clouds.Load(); box != nil {
+			return box.Clouds, nil
+		}
+		changed, err := c.start.wait()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errInitFailed, err)
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: the request's deadline passed while waiting for it: %w", errNotReady, ctx.Err())
+		}
+	}
+}
+
+func (c *Controller) cloudFor(ctx context.Context, ca scparams.CrossAccount) (*cloud.Cloud, *cloud.Cloud, error) {
+	box, err := c.waitClouds(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
 	if ca.RoleARN == "" {
 		return box.Own(), box.Own(), nil
@@ -128,7 +161,7 @@ func (c *Controller) createVolume(ctx context.Context, req *csi.CreateVolumeRequ
 		return nil, err
 	}
 	defer release()
-	efs, own, err := c.cloudFor(ca)
+	efs, own, err := c.cloudFor(ctx, ca)
 	if err != nil {
 		return nil, err
 	}
@@ -190,6 +223,11 @@ func (c *Controller) deleteVolume(ctx context.Context, req *csi.DeleteVolumeRequ
 		return fmt.Errorf("%w: volume ID is missing", errInvalidRequest)
 	}
 	h, err := volume.ParseHandle(req.GetVolumeId())
+	if errors.Is(err, volume.ErrUnsupportedType) {
+		// Success would let Kubernetes forget a volume whose access point stays: never report a deletion that did
+		// not happen.
+		return fmt.Errorf("volume %q not deleted: %w", req.GetVolumeId(), err)
+	}
 	if err != nil {
 		klog.V(2).InfoS("DeleteVolume of an ID that is not an EFS volume handle: nothing to delete", "volumeID", req.GetVolumeId(), "err", err)
 		return nil
@@ -203,15 +241,15 @@ func (c *Controller) deleteVolume(ctx context.Context, req *csi.DeleteVolumeRequ
 		return err
 	}
 	defer release()
-	efs, _, err := c.cloudFor(ca)
+	efs, _, err := c.cloudFor(ctx, ca)
 	if err != nil {
 		return err
 	}
 	dr := provision.DeleteRequest{Handle: h, Account: provision.AccountOf(ca)}
 	if c.cfg.RootDir != nil && h.AccessPointID != "" {
 		dr.RootDir = c.cfg.RootDir
-		if dr.MountOptions, err = provision.CleanupMountOptions(ctx, efs, dr.Account, h.FileSystemID, c.zone()); err != nil {
-			return err
+		dr.MountOptions = func(ctx context.Context) ([]string, error) {
+			return provision.CleanupMountOptions(ctx, efs, dr.Account, h.FileSystemID, c.zone())
 		}
 	}
 	return c.cfg.Provisioner.Delete(ctx, efs, dr)
@@ -239,7 +277,7 @@ func (c *Controller) validateVolumeCapabilities(ctx context.Context, req *csi.Va
 		if err != nil {
 			return nil, err
 		}
-		efs, _, err := c.cloudFor(ca)
+		efs, _, err := c.cloudFor(ctx, ca)
 		if err != nil {
 			return nil, err
 		}

@@ -84,7 +84,7 @@ func TestCreateVolumeInvalidParameters(t *testing.T) {
 		{"reuse", e.params("reuseAccessPoint", "y"), "reuseAccessPoint"},
 		{"zone affinity", e.params("enforceZoneAffinity", "y"), "enforceZoneAffinity"},
 		{"tagging", e.params("enableTagging", "y"), "enableTagging"},
-		{"az", e.params("az", "A"), "az"},
+		{"perms absent", func() map[string]string { m := e.params(); delete(m, "directoryPerms"); return m }(), "directoryPerms"},
 		{"no such fs", e.params("fileSystemId", "fs-00000000deadbeef"), "fs-00000000deadbeef"},
 	}
 	for _, tt := range tests {

@@ -6,10 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/rootdir"
 	"github.com/openshift/aws-efs-csi/driver/pkg/scparams"
@@ -157,20 +160,92 @@ func TestDeleteVolumeRootDirSharedWithAnotherAccessPoint(t *testing.T) {
 	}
 	a, _ := create("pvc-a", "a", "${.PVC.namespace}")
 	_, apB := create("pvc-b", "b", "${.PVC.namespace}")
-	c, apC := create("pvc-c", "c", "${.PVC.namespace}/${.PVC.name}")
-	for _, tt := range []struct {
-		volume, other, how string
-	}{
-		{a, apB, "same root directory"},
-		{c, "", "above it"}, // /ns/c is inside /ns, the root of a and b
-	} {
-		_, err := e.client.DeleteVolume(t.Context(), &csi.DeleteVolumeRequest{VolumeId: tt.volume})
-		wantCode(t, err, codes.FailedPrecondition, "kept", tt.other, tt.how)
+	_, apC := create("pvc-c", "c", "${.PVC.namespace}/${.PVC.name}")
+	_, err := e.client.DeleteVolume(t.Context(), &csi.DeleteVolumeRequest{VolumeId: a})
+	// b has the same root; c's root /ns/c is inside a's root /ns: either one names the other access point.
+	st, _ := status.FromError(err)
+	if st.Code() != codes.FailedPrecondition || !contains(st.Message(), "kept") ||
+		!(contains(st.Message(), apB+" has the same root directory") || contains(st.Message(), apC+" has its root directory /ns/c inside it")) {
+		t.Fatalf("DeleteVolume of a shared root = %v; want FailedPrecondition naming %s or %s", err, apB, apC)
 	}
 	if n := len(e.aws.AccessPoints(e.fsID)); n != 3 {
 		t.Fatalf("%d access points, want all 3 kept", n)
 	}
-	_ = apC
+}
+
+// recordingDeleter records the root directories it is asked to delete and deletes nothing.
+type recordingDeleter struct {
+	mu      sync.Mutex
+	deleted []string
+}
+
+func (r *recordingDeleter) Delete(_ context.Context, tgt rootdir.Target) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.deleted = append(r.deleted, tgt.RootDir)
+	return nil
+}
+
+// TestDeleteVolumeRootDirUnderAnotherAccessPointsRoot (issue 26 item 4): an access point rooted at "/" or at the
+// StorageClass's basePath (a static volume an administrator made, or the upstream driver's reuse of a directory)
+// lies above every dynamic volume's root. Its existence must not make every DeleteVolume on the file system fail
+// forever: what must never be deleted is another volume's data, so deletion is refused only when another access
+// point's root is this directory or inside it. The directory above keeps its own data; only this volume's
+// directory goes. (Upstream v3.4.1 refuses nothing: kubernetes-sigs/aws-efs-csi-driver@3fcc6bdd7533a4cfd15643b31593f7ff154584c9
+// pkg/driver/controller.go DeleteVolume removes the root directory of any access point.)
+func TestDeleteVolumeRootDirUnderAnotherAccessPointsRoot(t *testing.T) {
+	rec := &recordingDeleter{}
+	e := newEnv(t, envOpts{rootDir: rec})
+	e.aws.AddAccessPoint(fakeaws.AccessPoint{FileSystemId: e.fsID, PosixUser: &fakeaws.PosixUser{Uid: 0, Gid: 0}})
+	e.aws.AddAccessPoint(fakeaws.AccessPoint{FileSystemId: e.fsID, PosixUser: &fakeaws.PosixUser{Uid: 1000, Gid: 1000},
+		RootDirectory: fakeaws.RootDirectory{Path: "/dynamic"}})
+	vol, err := e.create(t, "pvc-under", e.params("basePath", "/dynamic"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.DeleteVolume(t.Context(), &csi.DeleteVolumeRequest{VolumeId: vol.GetVolumeId()}); err != nil {
+		t.Fatalf("DeleteVolume under an access point rooted at / and at basePath: %v", err)
+	}
+	if want := []string{"/dynamic/pvc-under"}; !slices.Equal(rec.deleted, want) {
+		t.Errorf("root directories deleted: %v, want %v", rec.deleted, want)
+	}
+	if n := len(e.aws.AccessPoints(e.fsID)); n != 2 {
+		t.Errorf("%d access points left, want the 2 above the deleted volume", n)
+	}
+}
+
+// TestDeleteVolumeCrossAccountAccessPointGone (issue 26 item 5): across accounts, the cleanup mount needs a mount
+// target, but the access point is described first: when it is already gone (or its file system, with its mount
+// targets, is), there is nothing to clean and DeleteVolume succeeds, as upstream's does (its DescribeAccessPoint
+// NotFound returns success before any mount target is looked at:
+// kubernetes-sigs/aws-efs-csi-driver@3fcc6bdd7533a4cfd15643b31593f7ff154584c9 pkg/driver/controller.go DeleteVolume).
+func TestDeleteVolumeCrossAccountAccessPointGone(t *testing.T) {
+	e := newEnv(t, envOpts{rootDir: refuseDeleter{t}})
+	const role = "arn:aws:iam::210987654321:role/efs-owner"
+	e.aws.AddRole(role, "")
+	noTargets := e.aws.AddFileSystem(fakeaws.FileSystem{}) // its mount targets were deleted
+	for _, id := range []string{
+		noTargets + "::fsap-0123456789abcdef0",
+		"fs-0123456789abcdef0::fsap-0123456789abcdef1", // the file system is gone too
+	} {
+		_, err := e.client.DeleteVolume(t.Context(), &csi.DeleteVolumeRequest{VolumeId: id, Secrets: map[string]string{"awsRoleArn": role}})
+		if err != nil {
+			t.Errorf("DeleteVolume(%s) across accounts with the access point gone = %v, want success", id, err)
+		}
+	}
+}
+
+// TestDeleteVolumeS3FilesRefused (issue 26 item 8): an s3files: handle is not an EFS volume this driver can
+// delete. Reporting success would let Kubernetes drop the PV while the S3 Files access point stays; the error names
+// the volume type instead, and no AWS call is made.
+func TestDeleteVolumeS3FilesRefused(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	e.aws.ResetCalls()
+	_, err := e.client.DeleteVolume(t.Context(), &csi.DeleteVolumeRequest{VolumeId: "s3files:fs-0123456789abcdef0::fsap-0123456789abcdef0"})
+	wantCode(t, err, codes.InvalidArgument, "s3files", "not deleted")
+	if n := e.aws.Calls("*"); n != 0 {
+		t.Errorf("%d AWS calls, want none", n)
+	}
 }
 
 // blockingDeleter holds root-directory deletion until released.

@@ -21,8 +21,11 @@ import (
 // ErrInFlight is returned when another call for the same volume is still running.
 var ErrInFlight = errors.New("an operation for this volume is already in progress")
 
-// errNotReady is returned while the controller's AWS clients are not initialised.
+// errNotReady is wrapped when a request's deadline passes before the controller's AWS clients are initialised.
 var errNotReady = errors.New("controller is not ready: AWS metadata and clients are still being initialised")
+
+// errInitFailed is wrapped, with the cause, while the last attempt to initialise the AWS clients has failed.
+var errInitFailed = errors.New("controller is not ready: initialising AWS access failed (retrying)")
 
 // codeFor maps domain errors to gRPC codes: the only place that chooses a code, for every service.
 func codeFor(err error) codes.Code {
@@ -41,6 +44,8 @@ func codeFor(err error) codes.Code {
 		return codes.Unavailable
 	case errors.Is(err, errStatsOff):
 		return codes.Unimplemented
+	case errors.Is(err, errInitFailed):
+		return codes.Unavailable
 	case errors.Is(err, context.DeadlineExceeded):
 		return codes.DeadlineExceeded
 	case errors.Is(err, context.Canceled):

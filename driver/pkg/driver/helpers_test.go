@@ -131,3 +131,9 @@ func wantCode(t *testing.T, err error, code codes.Code, substrings ...string) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// createReq is a CreateVolume request of a 5 GiB RWX volume.
+func createReq(name string, params, secrets map[string]string) *csi.CreateVolumeRequest {
+	return &csi.CreateVolumeRequest{Name: name, Parameters: params, Secrets: secrets, VolumeCapabilities: mountRWX,
+		CapacityRange: &csi.CapacityRange{RequiredBytes: 5 << 30}}
+}

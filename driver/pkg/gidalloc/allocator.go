@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/klog/v2"
+
 	"github.com/openshift/aws-efs-csi/driver/pkg/cloud"
 	"github.com/openshift/aws-efs-csi/driver/pkg/scparams"
 )
@@ -26,6 +28,13 @@ type Lister interface {
 // lists again when that view is older than the resync period, when a range looks full, or on request.
 // Concurrent callers on one file system never get the same GID: reservation happens under the file system's lock.
 //
+// Another writer on the same file system (the upstream driver during a switch, or another cluster) is seen only at
+// the next listing: a GID it takes after one listing can be handed out here again until the next one, at most the
+// resync period later. A listing that finds access points this view did not count marks the file system as shared
+// for SharedHold; while it is, the view is trusted for at most SharedResync, and GIDs are taken from the top of the
+// range downwards, away from a writer that takes the lowest free GID (upstream's allocator), so that the two meet
+// only when the range is nearly full.
+//
 // A listing runs on its own, detached from the request that started it: a caller whose deadline passes gives up
 // waiting, but the listing goes on for the next callers, and a page that fails with throttling or a server error
 // is retried from where it stopped (PageRetries times, backing off from PageBackoff up to 5 s) instead of starting
@@ -42,6 +51,12 @@ type Allocator struct {
 	PageBackoff time.Duration
 	// ListTimeout bounds one whole listing (default 10 minutes).
 	ListTimeout time.Duration
+	// SharedResync is how long the view of a file system with another writer is trusted (default 1 s; the resync
+	// period when that is shorter).
+	SharedResync time.Duration
+	// SharedHold is how long a file system counts as shared after a listing last found another writer's access
+	// points (default 10 minutes).
+	SharedHold time.Duration
 }
 
 // New returns an allocator that lists a file system again once its view is older than resync.
@@ -50,7 +65,7 @@ func New(resync time.Duration, now func() time.Time) *Allocator {
 		now = time.Now
 	}
 	return &Allocator{resync: resync, now: now, fss: map[string]*fsGIDs{}, PageRetries: 10, PageBackoff: 200 * time.Millisecond,
-		ListTimeout: 10 * time.Minute}
+		ListTimeout: 10 * time.Minute, SharedResync: time.Second, SharedHold: 10 * time.Minute}
 }
 
 type fsGIDs struct {
@@ -63,7 +78,15 @@ type fsGIDs struct {
 	refreshDone chan struct{}
 	refreshErr  error          // the result of the listing that closed refreshDone
 	sinceStart  map[uint32]int // committed while the running listing was in flight
-	cursor      map[[2]uint32]uint32
+	cursor      map[cursorKey]uint32
+	// otherWriterAt is when a listing last found access points the view did not count (zero: never).
+	otherWriterAt time.Time
+}
+
+// cursorKey is one range and a direction: next fit upwards from the range's start, or downwards from its end.
+type cursorKey struct {
+	lo, hi uint32
+	down   bool
 }
 
 // Lease is one reserved GID; exactly one of Commit or Release must be called.
@@ -115,7 +138,7 @@ func (a *Allocator) state(key string) *fsGIDs {
 	defer a.mu.Unlock()
 	s, ok := a.fss[key]
 	if !ok {
-		s = &fsGIDs{used: map[uint32]int{}, reserved: map[uint32]int{}, cursor: map[[2]uint32]uint32{}}
+		s = &fsGIDs{used: map[uint32]int{}, reserved: map[uint32]int{}, cursor: map[cursorKey]uint32{}}
 		a.fss[key] = s
 	}
 	return s
@@ -128,14 +151,14 @@ func (a *Allocator) Allocate(ctx context.Context, key string, l Lister, fileSyst
 	if err := a.ensureFresh(ctx, s, l, fileSystemID); err != nil {
 		return nil, err
 	}
-	if gid, ok := s.pick(lo, hi); ok {
+	if gid, ok := s.pick(lo, hi, a.shared(s)); ok {
 		return &Lease{GID: gid, s: s}, nil
 	}
 	// The range looks full: access points may have been deleted behind our back. Look once more.
 	if err := a.refresh(ctx, s, l, fileSystemID); err != nil {
 		return nil, err
 	}
-	if gid, ok := s.pick(lo, hi); ok {
+	if gid, ok := s.pick(lo, hi, a.shared(s)); ok {
 		return &Lease{GID: gid, s: s}, nil
 	}
 	return nil, fmt.Errorf("%w: no free GID in [%d, %d] on file system %s: widen the StorageClass parameters %s/%s, or set %s to another file system",
@@ -181,8 +204,12 @@ func (a *Allocator) Invalidate(key string) {
 // deadline) and refreshes a stale one (the caller that notices waits for the listing; the others keep allocating
 // from the current view, which stays correct for what this process created).
 func (a *Allocator) ensureFresh(ctx context.Context, s *fsGIDs, l Lister, fileSystemID string) error {
+	maxAge := a.resync
+	if a.shared(s) {
+		maxAge = min(maxAge, a.SharedResync)
+	}
 	s.mu.Lock()
-	stale := a.now().Sub(s.listedAt) >= a.resync
+	stale := a.now().Sub(s.listedAt) >= maxAge
 	if s.loaded && (!stale || s.refreshing) {
 		s.mu.Unlock()
 		return nil
@@ -193,6 +220,13 @@ func (a *Allocator) ensureFresh(ctx context.Context, s *fsGIDs, l Lister, fileSy
 		return nil // a failed or slow refresh leaves the current view in use
 	}
 	return err
+}
+
+// shared reports whether a listing found another writer on the file system within SharedHold.
+func (a *Allocator) shared(s *fsGIDs) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.otherWriterAt.IsZero() && a.now().Sub(s.otherWriterAt) < a.SharedHold
 }
 
 func (s *fsGIDs) isLoaded() bool {
@@ -261,6 +295,23 @@ func (a *Allocator) list(ctx context.Context, s *fsGIDs, l Lister, fileSystemID 
 			used[gid] = n
 		}
 	}
+	if s.loaded {
+		for gid, n := range used {
+			if n > s.used[gid]+s.reserved[gid] {
+				if s.otherWriterAt.IsZero() || a.now().Sub(s.otherWriterAt) >= a.SharedHold {
+					klog.InfoS("Another writer creates access points on this file system; taking GIDs from the top of the range and listing more often",
+						"fileSystemID", fileSystemID, "gid", gid, "sharedResync", min(a.resync, a.SharedResync).String())
+				}
+				s.otherWriterAt = a.now()
+				break
+			}
+		}
+	}
+	for gid, n := range used {
+		if n > 1 {
+			klog.ErrorS(nil, "Access points share a GID on this file system: their volumes can read each other's files", "fileSystemID", fileSystemID, "gid", gid, "accessPoints", n)
+		}
+	}
 	s.used, s.loaded, s.listedAt, s.refreshErr = used, true, a.now(), nil
 	close(s.refreshDone)
 }
@@ -289,23 +340,34 @@ func (a *Allocator) page(ctx context.Context, l Lister, fileSystemID, token stri
 }
 
 // pick reserves the next free GID in [lo, hi] after the range's cursor (next fit), so a just-freed GID is not
-// handed out again at once.
-func (s *fsGIDs) pick(lo, hi uint32) (uint32, bool) {
+// handed out again at once: upwards from lo, or, on a file system with another writer, downwards from hi.
+func (s *fsGIDs) pick(lo, hi uint32, down bool) (uint32, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	size := uint64(hi) - uint64(lo) + 1
 	// Among len(used)+len(reserved)+1 consecutive candidates at least one is free, unless the range is smaller.
 	tries := min(size, uint64(len(s.used)+len(s.reserved)+1))
-	r := [2]uint32{lo, hi}
-	start, ok := s.cursor[r]
-	if !ok || start < lo || start > hi {
-		start = lo
+	k := cursorKey{lo: lo, hi: hi, down: down}
+	// off is the candidate's distance from the range's start in the direction of the search.
+	at := func(off uint64) uint32 {
+		if down {
+			return uint32(uint64(hi) - off%size)
+		}
+		return uint32(uint64(lo) + off%size)
+	}
+	start := uint64(0)
+	if c, ok := s.cursor[k]; ok && c >= lo && c <= hi {
+		if down {
+			start = uint64(hi - c)
+		} else {
+			start = uint64(c - lo)
+		}
 	}
 	for i := uint64(0); i < tries; i++ {
-		gid := uint32(uint64(lo) + (uint64(start-lo)+i)%size)
+		gid := at(start + i)
 		if s.used[gid] == 0 && s.reserved[gid] == 0 {
 			s.reserved[gid]++
-			s.cursor[r] = uint32(uint64(lo) + (uint64(gid-lo)+1)%size)
+			s.cursor[k] = at(start + i + 1)
 			return gid, true
 		}
 	}

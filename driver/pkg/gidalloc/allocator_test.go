@@ -229,3 +229,41 @@ func equal(a, b []uint32) bool {
 	}
 	return true
 }
+
+// TestAnotherWriterMakesTheFileSystemShared: a listing that finds a GID the view did not count (another writer)
+// switches the file system to GIDs from the top of the range, next fit downwards, and to SharedResync between
+// listings; SharedHold after the last sighting it is back to next fit upwards and the resync period.
+func TestAnotherWriterMakesTheFileSystemShared(t *testing.T) {
+	c := &clock{t: time.Unix(0, 0)}
+	l := &listing{gids: []uint32{10}}
+	a := New(time.Minute, c.now)
+	take := func(want uint32) {
+		t.Helper()
+		lease, err := a.Allocate(t.Context(), "fs", l, "fs-1", 10, 20)
+		if err != nil || lease.GID != want {
+			t.Fatalf("Allocate = %v, %v; want GID %d", lease, err, want)
+		}
+		lease.Commit()
+	}
+	take(11) // first listing: nothing to compare with, next fit upwards
+	l.mu.Lock()
+	l.gids = []uint32{10, 11, 12} // 11 is ours; 12 is another writer's
+	l.mu.Unlock()
+	c.t = c.t.Add(time.Minute)
+	take(20) // the listing saw 12: from the top
+	take(19)
+	l.mu.Lock()
+	l.gids = []uint32{10, 11, 12, 19, 20} // what EFS now has
+	l.mu.Unlock()
+	calls := l.calls
+	c.t = c.t.Add(a.SharedResync)
+	take(18) // the view of a shared file system is trusted for SharedResync only
+	if l.calls != calls+1 {
+		t.Fatalf("%d listings after SharedResync, want 1", l.calls-calls)
+	}
+	l.mu.Lock()
+	l.gids = []uint32{10, 11, 12, 18, 19, 20} // nobody else writes any more
+	l.mu.Unlock()
+	c.t = c.t.Add(a.SharedHold)
+	take(13) // no longer shared: next fit upwards again, after 11
+}

@@ -16,8 +16,8 @@ import (
 // ErrWrongFileSystem is wrapped when a volume handle names an access point of another file system.
 var ErrWrongFileSystem = errors.New("access point belongs to another file system")
 
-// ErrSharedRootDir is wrapped when an access point's root directory is also used by another access point (the same
-// directory, one inside it, or one containing it): deleting it would delete another volume's data.
+// ErrSharedRootDir is wrapped when another access point's root is an access point's root directory or lies inside
+// it: deleting the directory would delete another volume's data.
 var ErrSharedRootDir = errors.New("root directory is shared with another access point")
 
 // RootDirDeleter removes an access point's root directory (--delete-access-point-root-dir).
@@ -29,9 +29,12 @@ type RootDirDeleter interface {
 type DeleteRequest struct {
 	Handle  volume.Handle
 	Account Account
-	// RootDir, when non-nil, deletes the access point's root directory first; MountOptions are its mount options.
-	RootDir      RootDirDeleter
-	MountOptions []string
+	// RootDir, when non-nil, deletes the access point's root directory first.
+	RootDir RootDirDeleter
+	// MountOptions works out the options of the file system root mount that deletion needs. It is called only
+	// once the access point is known to exist and may be deleted: across accounts it describes mount targets,
+	// which fails forever once the file system is gone, and an access point already gone needs no mount.
+	MountOptions func(ctx context.Context) ([]string, error)
 }
 
 // Delete deletes a volume's access point. A handle without an access point (static volume) and an access point
@@ -71,8 +74,14 @@ func (p *Provisioner) Delete(ctx context.Context, c EFS, req DeleteRequest) erro
 		if err := checkNotShared(ctx, c, ap); err != nil {
 			return err
 		}
+		var opts []string
+		if req.MountOptions != nil {
+			if opts, err = req.MountOptions(ctx); err != nil {
+				return fmt.Errorf("access point %s kept: %w", ap.ID, err)
+			}
+		}
 		if err := req.RootDir.Delete(ctx, rootdir.Target{FileSystemID: h.FileSystemID, AccessPointID: ap.ID,
-			RootDir: ap.RootDir, MountOptions: req.MountOptions}); err != nil {
+			RootDir: ap.RootDir, MountOptions: opts}); err != nil {
 			return fmt.Errorf("access point %s kept: %w", ap.ID, err)
 		}
 		forget = ap.HasPosixUser
@@ -89,10 +98,12 @@ func (p *Provisioner) Delete(ctx context.Context, c EFS, req DeleteRequest) erro
 	return nil
 }
 
-// checkNotShared refuses to delete ap's root directory when any other access point of the file system has the
-// same root, a root inside it, or a root that contains it (with ensureUniqueDirectory=false and a pattern such
-// as ${.PVC.namespace}, volumes share directories; a static access point rooted at "/" contains every
-// directory). The access point is kept; the message names the other one so the administrator can decide.
+// checkNotShared refuses to delete ap's root directory when another access point of the file system has the same
+// root or a root inside it (with ensureUniqueDirectory=false and a pattern such as ${.PVC.namespace}, volumes share
+// directories): that is another volume's data. An access point whose root lies above (one rooted at "/" or at the
+// StorageClass's basePath) does not stop the deletion: the directory removed is this volume's own, and refusing
+// would make every DeleteVolume on the file system fail forever. The access point is kept; the message names the
+// other one so the administrator can decide.
 func checkNotShared(ctx context.Context, c EFS, ap *cloud.AccessPoint) error {
 	aps, err := c.ListAccessPoints(ctx, ap.FileSystemID)
 	if err != nil {
@@ -108,8 +119,6 @@ func checkNotShared(ctx context.Context, c EFS, ap *cloud.AccessPoint) error {
 			how = "has the same root directory"
 		case within(other.RootDir, ap.RootDir):
 			how = "has its root directory " + other.RootDir + " inside it"
-		case within(ap.RootDir, other.RootDir):
-			how = "has its root directory " + other.RootDir + " above it"
 		default:
 			continue
 		}

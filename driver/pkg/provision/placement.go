@@ -108,6 +108,9 @@ func (p *Provisioner) mountContext(ctx context.Context, c EFS, own Zones, req Cr
 		return volume.Context{}, fmt.Errorf("%w: file system %s has no available mount target", ErrNoMountTarget, req.FileSystemID)
 	}
 	if az := req.Params.AZ; az != "" {
+		if err := scparams.CheckAZ(az); err != nil {
+			return volume.Context{}, err
+		}
 		azID := idByName[az]
 		if scparams.IsZoneID(az) {
 			azID = az // az may name the zone by ID, which is the same in every account

@@ -118,6 +118,9 @@ func (p *Provisioner) Create(ctx context.Context, c EFS, own Zones, req CreateRe
 	if !params.EnableTagging && len(p.cfg.Tags) > 0 {
 		return nil, fmt.Errorf("%w: %s=false conflicts with the driver's --tags: remove one of them", scparams.ErrInvalidParameter, scparams.ParamEnableTagging)
 	}
+	if params.DirectoryPerms == "" && !params.ReuseAccessPoint {
+		return nil, scparams.PermsMissing()
+	}
 	rootDir, err := scparams.RootDir(params, req.Name)
 	if err != nil {
 		return nil, err
@@ -143,7 +146,7 @@ func (p *Provisioner) Create(ctx context.Context, c EFS, own Zones, req CreateRe
 			in.Tags[CapacityTagKey] = strconv.FormatInt(req.CapacityBytes, 10)
 		}
 	}
-	want := expected{permissions: params.DirectoryPerms}
+	want := expected{permissions: params.DirectoryPerms, reuse: params.ReuseAccessPoint}
 	if !params.ReuseAccessPoint {
 		// The token is the volume name: an access point holding it is this very volume, from an earlier attempt
 		// (possibly by the previous version of this driver, which suffixed the default directory).
@@ -151,6 +154,9 @@ func (p *Provisioner) Create(ctx context.Context, c EFS, own Zones, req CreateRe
 		if legacy, err := scparams.LegacyRootDir(params, req.Name); err == nil && legacy != rootDir {
 			want.rootDirs = append(want.rootDirs, legacy)
 		}
+		// Or by the upstream driver, for this very request, before a switch of drivers: its unique directory ends
+		// in a random UUID.
+		want.upstreamPrefix, _ = scparams.UpstreamUniqueDirPrefix(params)
 	}
 	var ap *cloud.AccessPoint
 	if params.ReuseAccessPoint {
@@ -164,8 +170,13 @@ func (p *Provisioner) Create(ctx context.Context, c EFS, own Zones, req CreateRe
 		}
 		p.cfg.GIDs.Record(gidKey(req), ap)
 		klog.V(2).InfoS("Reusing access point", "accessPointID", ap.ID, "fileSystemID", ap.FileSystemID, "clientToken", ap.ClientToken)
-	} else if ap, err = p.createAccessPoint(ctx, c, req, in, want); err != nil {
-		return nil, err
+	} else {
+		if params.DirectoryPerms == "" {
+			return nil, scparams.PermsMissing()
+		}
+		if ap, err = p.createAccessPoint(ctx, c, req, in, want); err != nil {
+			return nil, err
+		}
 	}
 	// A DeleteVolume of this access point (a reused one, or a retried create racing its own delete) must not run
 	// while this create hands it out.
@@ -335,42 +346,50 @@ type expected struct {
 	rootDirs []string
 	// tags must all be on the access point with these values (nil: not checked).
 	tags map[string]string
-	// permissions is directoryPerms.
+	// permissions is directoryPerms ("" when the StorageClass has none: a reused access point keeps its own).
 	permissions string
+	// reuse is a reuseAccessPoint claim: the access point found is another volume's, shared on purpose, and gets
+	// the checks upstream's reuse makes and no more (its directory's owner and permissions are its own).
+	reuse bool
+	// upstreamPrefix, when not "", is how the upstream driver's unique root directory for this request starts
+	// (scparams.UpstreamUniqueDirPrefix): an access point holding the volume's token there was made by upstream for
+	// this very request, before a switch of drivers.
+	upstreamPrefix string
+}
+
+// madeByUpstream reports whether ap's root is the upstream driver's unique directory for the request, rather than
+// one of the directories this driver would choose.
+func (w expected) madeByUpstream(ap *cloud.AccessPoint) bool {
+	return w.upstreamPrefix != "" && !slices.Contains(w.rootDirs, ap.RootDir) && scparams.IsUpstreamUniqueDir(ap.RootDir, w.upstreamPrefix)
 }
 
 // fits checks that an access point found by client token can serve the request; the error names the property that
-// differs, what the access point has and what the request asks (CSI: AlreadyExists).
+// differs, what the access point has and what the request asks (CSI: AlreadyExists). A reused access point, and
+// one the upstream driver made for this very request (expected.madeByUpstream), get the checks upstream makes and
+// no more: their directory, owner, permissions and tags are not this request's choices.
 func fits(ap *cloud.AccessPoint, req CreateRequest, want expected) error {
-	p := req.Params
-	base := p.BasePath
-	if base == "" {
-		base = "/"
-	}
 	differs := func(field string, has, asks any) error {
 		return fmt.Errorf("%w: access point %s holding this volume's client token differs in %s: it has %v, the request asks %v",
 			ErrConflict, ap.ID, field, has, asks)
 	}
+	if err := fitsAsUpstream(ap, req, differs); err != nil {
+		return err
+	}
+	if want.reuse {
+		return nil
+	}
+	if want.madeByUpstream(ap) {
+		klog.V(2).InfoS("Access point holding this volume's client token was made by the upstream driver for this request; adopting it",
+			"accessPointID", ap.ID, "fileSystemID", ap.FileSystemID, "rootDir", ap.RootDir)
+		return nil
+	}
+	p := req.Params
 	switch {
-	case ap.FileSystemID != req.FileSystemID:
-		return differs(scparams.ParamFileSystemID, ap.FileSystemID, req.FileSystemID)
-	case ap.RootDir == "/" || !(base == "/" || strings.HasPrefix(ap.RootDir, base+"/")):
-		return differs("root directory ("+scparams.ParamBasePath+")", ap.RootDir, "a directory under "+base)
 	case want.rootDirs != nil && !slices.Contains(want.rootDirs, ap.RootDir):
 		return differs("root directory", ap.RootDir, want.rootDirs[0])
-	case !ap.HasPosixUser:
-		return differs("POSIX user", "none", "uid and gid")
-	case p.UID != nil && ap.UID != *p.UID:
-		return differs("POSIX user "+scparams.ParamUID, ap.UID, *p.UID)
-	case p.GID != nil && ap.GID != *p.GID:
-		return differs("POSIX user "+scparams.ParamGID, ap.GID, *p.GID)
-	case p.GID == nil && (ap.GID < p.GIDRangeStart || ap.GID > p.GIDRangeEnd):
-		return differs("POSIX user gid ("+scparams.ParamGIDRangeStart+"/"+scparams.ParamGIDRangeEnd+")", ap.GID, fmt.Sprintf("a GID in [%d, %d]", p.GIDRangeStart, p.GIDRangeEnd))
-	case p.UID == nil && (ap.UID < p.GIDRangeStart || ap.UID > p.GIDRangeEnd):
-		return differs("POSIX user uid ("+scparams.ParamGIDRangeStart+"/"+scparams.ParamGIDRangeEnd+")", ap.UID, fmt.Sprintf("a UID in [%d, %d]", p.GIDRangeStart, p.GIDRangeEnd))
 	case ap.HasCreationInfo && (ap.OwnerUID != ap.UID || ap.OwnerGID != ap.GID):
 		return differs("directory owner", fmt.Sprintf("%d:%d", ap.OwnerUID, ap.OwnerGID), fmt.Sprintf("%d:%d", ap.UID, ap.GID))
-	case ap.HasCreationInfo && !samePerms(ap.Permissions, want.permissions):
+	case ap.HasCreationInfo && want.permissions != "" && !samePerms(ap.Permissions, want.permissions):
 		return differs(scparams.ParamDirectoryPerms, ap.Permissions, want.permissions)
 	case !p.ReuseAccessPoint && ap.Tags[CapacityTagKey] != "" && ap.Tags[CapacityTagKey] != strconv.FormatInt(req.CapacityBytes, 10):
 		return differs("capacity (tag "+CapacityTagKey+")", ap.Tags[CapacityTagKey]+" bytes", strconv.FormatInt(req.CapacityBytes, 10)+" bytes")
@@ -382,6 +401,34 @@ func fits(ap *cloud.AccessPoint, req CreateRequest, want expected) error {
 		if got, ok := ap.Tags[k]; !ok || got != want.tags[k] {
 			return differs("tag "+k, fmt.Sprintf("%q", got), fmt.Sprintf("%q", want.tags[k]))
 		}
+	}
+	return nil
+}
+
+// fitsAsUpstream makes the checks of upstream's validateExistingAccessPoint (kubernetes-sigs/aws-efs-csi-driver
+// v3.4.1 pkg/driver/controller.go), plus the file system: the root under basePath (never "/"), a POSIX user, and
+// uid and gid as fixed or, when allocated, inside the GID range.
+func fitsAsUpstream(ap *cloud.AccessPoint, req CreateRequest, differs func(field string, has, asks any) error) error {
+	p := req.Params
+	base := p.BasePath
+	if base == "" {
+		base = "/"
+	}
+	switch {
+	case ap.FileSystemID != req.FileSystemID:
+		return differs(scparams.ParamFileSystemID, ap.FileSystemID, req.FileSystemID)
+	case ap.RootDir == "/" || !(base == "/" || strings.HasPrefix(ap.RootDir, base+"/")):
+		return differs("root directory ("+scparams.ParamBasePath+")", ap.RootDir, "a directory under "+base)
+	case !ap.HasPosixUser:
+		return differs("POSIX user", "none", "uid and gid")
+	case p.UID != nil && ap.UID != *p.UID:
+		return differs("POSIX user "+scparams.ParamUID, ap.UID, *p.UID)
+	case p.GID != nil && ap.GID != *p.GID:
+		return differs("POSIX user "+scparams.ParamGID, ap.GID, *p.GID)
+	case p.GID == nil && (ap.GID < p.GIDRangeStart || ap.GID > p.GIDRangeEnd):
+		return differs("POSIX user gid ("+scparams.ParamGIDRangeStart+"/"+scparams.ParamGIDRangeEnd+")", ap.GID, fmt.Sprintf("a GID in [%d, %d]", p.GIDRangeStart, p.GIDRangeEnd))
+	case p.UID == nil && (ap.UID < p.GIDRangeStart || ap.UID > p.GIDRangeEnd):
+		return differs("POSIX user uid ("+scparams.ParamGIDRangeStart+"/"+scparams.ParamGIDRangeEnd+")", ap.UID, fmt.Sprintf("a UID in [%d, %d]", p.GIDRangeStart, p.GIDRangeEnd))
 	}
 	return nil
 }

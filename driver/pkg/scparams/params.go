@@ -61,11 +61,12 @@ type Params struct {
 	FileSystemID          string
 	FileSystemIDConfigRef *ObjectRef
 	FileSystemIDSecretRef *ObjectRef
-	DirectoryPerms        string
-	UID, GID              *uint32
-	GIDRangeStart         uint32
-	GIDRangeEnd           uint32
-	BasePath              string
+	// DirectoryPerms is "" when the StorageClass has none (enough for a reused access point; see PermsMissing).
+	DirectoryPerms string
+	UID, GID       *uint32
+	GIDRangeStart  uint32
+	GIDRangeEnd    uint32
+	BasePath       string
 	// SubPathPattern is the subPathPattern parameter; SubPathPatternSet says whether it was given at all (upstream
 	// names the directory after the volume, with no suffix, when it was not).
 	SubPathPattern        string
@@ -127,22 +128,33 @@ func ParseParams(in map[string]string) (Params, error) {
 		return Params{}, fmt.Errorf("%w: %s=true needs %s and %s: run csi-provisioner with --extra-create-metadata",
 			ErrInvalidParameter, ParamReuseAccessPoint, ParamPVCName, ParamPVCNamespace)
 	}
-	if p.DirectoryPerms == "" {
-		return Params{}, invalid(ParamDirectoryPerms, "", "required; want an octal mode such as 700 or 0775")
-	}
 	return p, nil
+}
+
+// PermsMissing is the error when an access point must be created and the StorageClass has no directoryPerms. A reuseAccessPoint class that finds its access point never needs them (upstream only
+// copies them into CreateAccessPoint), so ParseParams accepts their absence and the provisioner asks for them
+// when it creates.
+func PermsMissing() error {
+	return invalid(ParamDirectoryPerms, "", "required to create an access point; want an octal mode such as 700 or 0775")
 }
 
 func (p *Params) set(k, v string, rangeStart, rangeEnd **uint32) error {
 	var err error
 	switch k {
 	case ParamProvisioningMode:
+	// Upstream trims the file system source parameters and counts a blank one as not given.
 	case ParamFileSystemID:
-		p.FileSystemID, err = parseFileSystemID(v)
+		if v = strings.TrimSpace(v); v != "" {
+			p.FileSystemID, err = parseFileSystemID(v)
+		}
 	case ParamFileSystemIDConfigRef:
-		p.FileSystemIDConfigRef, err = parseRef(k, v)
+		if v = strings.TrimSpace(v); v != "" {
+			p.FileSystemIDConfigRef, err = parseRef(k, v)
+		}
 	case ParamFileSystemIDSecretRef:
-		p.FileSystemIDSecretRef, err = parseRef(k, v)
+		if v = strings.TrimSpace(v); v != "" {
+			p.FileSystemIDSecretRef, err = parseRef(k, v)
+		}
 	case ParamDirectoryPerms:
 		p.DirectoryPerms, err = parsePerms(v)
 	case ParamUID:
@@ -170,7 +182,9 @@ func (p *Params) set(k, v string, rangeStart, rangeEnd **uint32) error {
 	case ParamReuseTokenFormat:
 		p.ReuseTokenFormat, err = parseTokenFormat(v)
 	case ParamAZ:
-		p.AZ, err = parseZone(v)
+		// Only a cross-account request reads az (upstream ignores it on any other class), and whether a request is
+		// cross-account is in its secrets: CheckAZ validates it where it is used.
+		p.AZ = strings.TrimSpace(v)
 	case ParamEnforceZoneAffinity:
 		p.EnforceZoneAffinity, err = parseBool(k, v)
 	case ParamEnableTagging:
@@ -274,11 +288,12 @@ func parseTokenFormat(v string) (string, error) {
 	return v, nil
 }
 
-func parseZone(v string) (string, error) {
+// CheckAZ validates the az parameter of a cross-account request, where it chooses the mount target.
+func CheckAZ(v string) error {
 	if !zonePattern.MatchString(v) && !zoneIDPattern.MatchString(v) {
-		return "", invalid(ParamAZ, v, "want an availability zone name such as us-east-1a or a zone ID such as use1-az1")
+		return invalid(ParamAZ, v, "want an availability zone name such as us-east-1a or a zone ID such as use1-az1")
 	}
-	return v, nil
+	return nil
 }
 
 // IsZoneID reports whether an az value is a zone ID (use1-az1) rather than a zone name (us-east-1a).

@@ -38,7 +38,6 @@ func TestParseParamsRejects(t *testing.T) {
 		{"bad fs id", base("fileSystemId", "fs-XYZ"), []string{"fileSystemId", `"fs-XYZ"`, "fs-<8 to 40 hex"}},
 		{"bad config ref", base("fileSystemId", "<delete>", "fileSystemIdConfigRef", "cm/key"), []string{"fileSystemIdConfigRef", "<namespace>/<name>/<key>"}},
 		{"bad secret ref", base("fileSystemId", "<delete>", "fileSystemIdSecretRef", "a//b"), []string{"fileSystemIdSecretRef", "<namespace>/<name>/<key>"}},
-		{"perms missing", base("directoryPerms", "<delete>"), []string{"directoryPerms", "required"}},
 		{"perms bad", base("directoryPerms", "rwx"), []string{"directoryPerms", `"rwx"`, "octal"}},
 		{"perms 4 digits non-octal", base("directoryPerms", "0779"), []string{"directoryPerms"}},
 		{"perms 5 digits", base("directoryPerms", "12775"), []string{"directoryPerms", "3 or 4 digits"}},
@@ -58,7 +57,6 @@ func TestParseParamsRejects(t *testing.T) {
 		{"bad token format", base("reuseAccessPointTokenFormat", "v2"), []string{"reuseAccessPointTokenFormat", "namespaced or upstream"}},
 		{"bad zoneAffinity", base("enforceZoneAffinity", "on"), []string{"enforceZoneAffinity", "true or false"}},
 		{"bad tagging", base("enableTagging", "nope"), []string{"enableTagging", "true or false"}},
-		{"bad az", base("az", "Zone A"), []string{"az", `"Zone A"`, "us-east-1a", "use1-az1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,6 +104,16 @@ func TestParseParamsAccepts(t *testing.T) {
 		{"perms 0755", base("directoryPerms", "0755"), with(func(p *Params) { p.DirectoryPerms = "0755" })},
 		{"az by zone ID", base("az", "use1-az1"), with(func(p *Params) { p.AZ = "use1-az1" })},
 		{"az by local zone ID", base("az", "usw2-lax1-az1"), with(func(p *Params) { p.AZ = "usw2-lax1-az1" })},
+		// Upstream trims the file system source and counts a blank one as not given (filesystem_id_finder.go,
+		// kubernetes-sigs/aws-efs-csi-driver@3fcc6bdd7533a4cfd15643b31593f7ff154584c9).
+		{"fileSystemId padded", base("fileSystemId", " fs-0123abcd\t"), defaults},
+		{"fileSystemId blank beside a ref", base("fileSystemId", " ", "fileSystemIdConfigRef", "kube-system/efs/fsid"),
+			with(func(p *Params) {
+				p.FileSystemID, p.FileSystemIDConfigRef = "", &ObjectRef{"kube-system", "efs", "fsid"}
+			})},
+		// az is read only across accounts (CheckAZ, where it is used); directoryPerms only when creating.
+		{"az not checked here", base("az", "Zone A"), with(func(p *Params) { p.AZ = "Zone A" })},
+		{"perms absent", base("directoryPerms", "<delete>"), with(func(p *Params) { p.DirectoryPerms = "" })},
 		// Upstream ignores keys it does not read (fstype from other drivers' examples): accepted and listed.
 		{"unknown keys", base("fstype", "ext4", "gidRangeMax", "1"), with(func(p *Params) { p.Unknown = []string{"fstype", "gidRangeMax"} })},
 		// Upstream's ParseBool fallback: anything that is not a boolean counts as true.
@@ -123,6 +131,23 @@ func TestParseParamsAccepts(t *testing.T) {
 				t.Fatalf("ParseParams = %+v\nwant %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestCheckAZ(t *testing.T) {
+	for _, ok := range []string{"us-east-1a", "use1-az1", "usw2-lax1-az1"} {
+		if err := CheckAZ(ok); err != nil {
+			t.Errorf("CheckAZ(%q) = %v", ok, err)
+		}
+	}
+	err := CheckAZ("Zone A")
+	if err == nil || !errors.Is(err, ErrInvalidParameter) {
+		t.Fatalf("CheckAZ(Zone A) = %v, want ErrInvalidParameter", err)
+	}
+	for _, s := range []string{"az", `"Zone A"`, "us-east-1a", "use1-az1"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("%q does not name %s", err, s)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/volume"
@@ -130,4 +131,29 @@ func LegacyRootDir(p Params, volumeName string) (string, error) {
 	}
 	p.SubPathPattern, p.SubPathPatternSet, p.EnsureUniqueDirectory = varPVName, true, true
 	return RootDir(p, volumeName)
+}
+
+// uuidPattern is a canonical lower-case UUID, the form of upstream's random directory suffix (google/uuid's
+// String()).
+var uuidPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// UpstreamUniqueDirPrefix is what the upstream driver's root directory of volume name starts with when
+// subPathPattern and ensureUniqueDirectory ask it for a unique directory: basePath, the pattern with upstream's
+// values (the provisioner's PV name, PVC name and namespace, "" when absent) and "-", followed by a random UUID
+// (kubernetes-sigs/aws-efs-csi-driver v3.4.1 pkg/driver/controller.go CreateVolume). ok is false when upstream
+// would have made no random part, so its directory is the one RootDir gives.
+func UpstreamUniqueDirPrefix(p Params) (prefix string, ok bool) {
+	if !p.SubPathPatternSet || !p.EnsureUniqueDirectory {
+		return "", false
+	}
+	dir := strings.NewReplacer(varPVName, p.PVName, varPVCName, p.PVCName, varPVCNamespace, p.PVCNamespace).Replace(p.SubPathPattern)
+	// The element ending in "-" is never "." or "..", so cleaning the joined path leaves the UUID part alone.
+	return path.Join("/", p.BasePath, dir+"-"), true
+}
+
+// IsUpstreamUniqueDir reports whether root is prefix followed by a UUID: a directory the upstream driver made for
+// the request whose UpstreamUniqueDirPrefix is prefix.
+func IsUpstreamUniqueDir(root, prefix string) bool {
+	rest, ok := strings.CutPrefix(root, prefix)
+	return ok && uuidPattern.MatchString(rest)
 }

@@ -11,6 +11,10 @@ import (
 // ErrInvalidHandle is wrapped by every handle parse error.
 var ErrInvalidHandle = errors.New("invalid volume handle")
 
+// ErrUnsupportedType is wrapped, besides ErrInvalidHandle, when a handle is well-typed but of a volume type this
+// driver does not serve (s3files:): callers that treat unknown IDs as nothing to do must not treat these so.
+var ErrUnsupportedType = errors.New("unsupported volume type")
+
 var (
 	fileSystemIDPattern  = regexp.MustCompile(`^fs-[0-9a-f]{8,40}$`)
 	accessPointIDPattern = regexp.MustCompile(`^fsap-[0-9a-f]{8,40}$`)
@@ -56,7 +60,8 @@ func ParseHandle(s string) (Handle, error) {
 		h.Typed = true
 		fields = fields[1:]
 	case fields[0] == "s3files":
-		return Handle{}, fmt.Errorf("%w: volume ID %q: S3 Files volumes are not supported by this driver: %s", ErrInvalidHandle, s, form)
+		return Handle{}, fmt.Errorf("%w: %w: volume ID %q is of volume type s3files (Amazon S3 Files), which this driver does not support: %s",
+			ErrInvalidHandle, ErrUnsupportedType, s, form)
 	}
 	if len(fields) == 0 {
 		return Handle{}, fmt.Errorf("%w: volume ID %q has no file system ID: %s", ErrInvalidHandle, s, form)
