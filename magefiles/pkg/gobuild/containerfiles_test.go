@@ -95,3 +95,57 @@ func mageBuild(cmd string) (map[string]string, bool) {
 	}
 	return env, true
 }
+
+// openShiftBuilderGoFlags is the GOFLAGS OpenShift's Go builder image sets in its environment
+// (openshift-eng/ocp-build-data@c1526bfd25324a3d2a021615ac9cbd9fc144037a, branch
+// art-rhel-9-golang-1.25-dgk-openshift-golang-builder, Dockerfile: ENV GOFLAGS='-mod=vendor'). hermeto's gomod
+// prefetch sets GOMODCACHE and GOPROXY=file:// but no GOFLAGS (hermetoproject/hermeto@fa564006,
+// hermeto/core/package_managers/gomod/main.py), so the builder's value holds in a Konflux build.
+const openShiftBuilderGoFlags = "-mod=vendor"
+
+// TestBuilderStagesVendorTheWorkspace: with GOFLAGS=-mod=vendor a workspace build needs a vendor directory at the
+// workspace root, and we commit none; every builder stage that runs `go tool mage` must write it first with
+// `go work vendor` (offline, from the prefetched module cache), or the build fails on its first Konflux run.
+func TestBuilderStagesVendorTheWorkspace(t *testing.T) {
+	root, err := workspace.Root(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := []string{
+		"images/aws-efs-csi-driver/Containerfile",
+		"images/aws-efs-csi-driver-operator/Containerfile",
+		"operator/manifests/bundle.Containerfile",
+	}
+	for _, name := range files {
+		t.Run(name, func(t *testing.T) {
+			f, err := containerfile.ParseFile(filepath.Join(root, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mageRuns int
+			for _, s := range f.Stages {
+				for _, r := range containerfile.Commands[*instructions.RunCommand](&s) {
+					cmds := strings.Split(containerfile.RunLine(r), "&&")
+					for i, cmd := range cmds {
+						if !strings.Contains(cmd, "go tool mage") {
+							continue
+						}
+						mageRuns++
+						vendored := false
+						for _, before := range cmds[:i] {
+							if strings.Join(strings.Fields(before), " ") == "go work vendor" {
+								vendored = true
+							}
+						}
+						if !vendored {
+							t.Errorf("stage %s: %q runs before `go work vendor`: OpenShift's builder sets GOFLAGS=%s, and a workspace build without a vendor directory then fails", s.Name, strings.TrimSpace(cmd), openShiftBuilderGoFlags)
+						}
+					}
+				}
+			}
+			if mageRuns == 0 {
+				t.Errorf("no `go tool mage` in %s: the test no longer knows what the builder stage runs", name)
+			}
+		})
+	}
+}
