@@ -61,23 +61,32 @@ func TemplatePath(ocp string) string { return FragmentDir(ocp) + "/" + TemplateF
 // relative to the repository root: what the catalog Containerfile copies to /configs.
 func RenderedDir(ocp string) string { return FragmentDir(ocp) + "/catalog" }
 
-// OPMBase is the opm image the catalog of OpenShift version ocp is served from: the operator-registry image
-// OpenShift ships for that version, tag v<version>, as Konflux's validate-fbc reads the catalog's target version
-// from it. OpenShift 4.14 delivers it only as openshift4/ose-operator-registry (RHEL 8); from 4.15 on, including
-// 5.0, as openshift4/ose-operator-registry-rhel9 (delivery_repo_names of images/operator-registry.yml in
+// OPMBase is the opm image the catalog of OpenShift version ocp is served from, given the one of the versions
+// file (OPERATOR_REGISTRY_IMAGE, the operator-registry image of OPENSHIFT_VERSION): the same repository with tag
+// v<ocp>, as Konflux's validate-fbc reads the catalog's target version from its base. OpenShift delivers that image
+// as openshift4/ose-operator-registry-rhel9 from 4.15 on, 5.0 included, and for 4.14 only as the RHEL 8
+// openshift4/ose-operator-registry (delivery_repo_names of images/operator-registry.yml in
 // openshift-eng/ocp-build-data, branches openshift-4.14@13bebae9955c, openshift-4.15@4dbe9b31f641 ...
-// openshift-5.0@9d85a7d93306); both are in validate-fbc's allowed base images
+// openshift-5.0@9d85a7d93306); both are among validate-fbc's allowed base images
 // (konflux-ci/konflux-operator-tasks@dee7049 task/validate-fbc/0.2, ALLOWED_BASE_IMAGES).
-func OPMBase(ocp string) (string, error) {
+func OPMBase(operatorRegistryImage, ocp string) (string, error) {
 	v, err := parseVersion(ocp)
 	if err != nil {
 		return "", err
 	}
-	if v[0] == 4 && v[1] <= 14 {
-		return "registry.redhat.io/openshift4/ose-operator-registry:v" + ocp, nil
+	tag, err := name.NewTag(operatorRegistryImage)
+	if err != nil {
+		return "", fmt.Errorf("OPERATOR_REGISTRY_IMAGE %q: want <repository>:v<OpenShift version>: %w", operatorRegistryImage, err)
 	}
-	return "registry.redhat.io/openshift4/ose-operator-registry-rhel9:v" + ocp, nil
+	repo := tag.Context().Name()
+	if v[0] == 4 && v[1] <= rhel8OnlyOPMThrough {
+		repo = strings.TrimSuffix(repo, "-rhel9")
+	}
+	return repo + ":v" + ocp, nil
 }
+
+// rhel8OnlyOPMThrough is the last OpenShift 4 minor whose operator-registry image is RHEL 8 only (see OPMBase).
+const rhel8OnlyOPMThrough = 14
 
 func parseVersion(ocp string) ([2]int, error) {
 	major, minor, ok := strings.Cut(ocp, ".")

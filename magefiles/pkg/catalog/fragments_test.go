@@ -186,7 +186,7 @@ func TestFragmentVersionsAreTheBundlesRange(t *testing.T) {
 			t.Errorf("fragments %v: a gap between %s and %s", vs, vs[i-1], vs[i])
 		}
 	}
-	if got, _ := OPMBase(v.Get("OPENSHIFT_VERSION")); got != v.Get("OPERATOR_REGISTRY_IMAGE") {
+	if got, _ := OPMBase(v.Get("OPERATOR_REGISTRY_IMAGE"), v.Get("OPENSHIFT_VERSION")); got != v.Get("OPERATOR_REGISTRY_IMAGE") {
 		t.Errorf("OPMBase(%s) = %s, %s has OPERATOR_REGISTRY_IMAGE=%s", v.Get("OPENSHIFT_VERSION"), got, versions.File, v.Get("OPERATOR_REGISTRY_IMAGE"))
 	}
 }
@@ -203,11 +203,11 @@ func TestComponentNames(t *testing.T) {
 		}
 	}
 	for ocp, want := range map[string]string{"4.14": "registry.redhat.io/openshift4/ose-operator-registry:v4.14", "4.15": "registry.redhat.io/openshift4/ose-operator-registry-rhel9:v4.15", "5.0": "registry.redhat.io/openshift4/ose-operator-registry-rhel9:v5.0"} {
-		if got, err := OPMBase(ocp); err != nil || got != want {
+		if got, err := OPMBase("registry.redhat.io/openshift4/ose-operator-registry-rhel9:v5.0", ocp); err != nil || got != want {
 			t.Errorf("OPMBase(%s) = %s, %v; want %s", ocp, got, err, want)
 		}
 	}
-	if _, err := OPMBase("v4.18"); err == nil {
+	if _, err := OPMBase("registry.redhat.io/openshift4/ose-operator-registry-rhel9:v5.0", "v4.18"); err == nil {
 		t.Error("OPMBase(v4.18) accepted")
 	}
 }
