@@ -30,6 +30,8 @@ import (
 
 	//mage:import wheels
 	_ "github.com/openshift/aws-efs-csi/magefiles/pkg/wheeltargets"
+	//mage:import catalog
+	_ "github.com/openshift/aws-efs-csi/magefiles/pkg/catalogtargets"
 )
 
 // Default is what a bare `go tool mage` runs.

@@ -3,7 +3,6 @@ package catalog
 import (
 	"archive/tar"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +21,8 @@ import (
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/template/basic"
 	"github.com/operator-framework/operator-registry/pkg/image"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/bundle"
 )
@@ -258,29 +259,36 @@ func (r *Registry) Destroy() error {
 	return nil
 }
 
-// TemplateBundleImages lists the olm.bundle image references of the template at path, for the checks of the
-// bundle reference (digest-pinned, in the nudged repository).
+// TemplateBundleImages lists the olm.bundle image references of the basic template at path (schema
+// olm.template.basic, its entries[] the blobs opm renders), for the checks of the bundle reference (digest-pinned,
+// in the nudged repository) and of the rendered catalog.
 func TemplateBundleImages(path string) ([]string, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	data, err := basic.FromReader(f)
-	if err != nil {
+	var t struct {
+		Schema  string `json:"schema"`
+		Entries []struct {
+			Schema string `json:"schema"`
+			Image  string `json:"image"`
+		} `json:"entries"`
+	}
+	if err := yaml.Unmarshal(data, &t); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if t.Schema != "olm.template.basic" {
+		return nil, fmt.Errorf("%s: schema %q: want olm.template.basic", path, t.Schema)
+	}
 	var out []string
-	for _, m := range data.Entries {
-		if m.Schema == declcfg.SchemaBundle {
-			var b struct {
-				Image string `json:"image"`
-			}
-			if err := json.Unmarshal(m.Blob, &b); err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
-			}
-			out = append(out, strings.TrimSpace(b.Image))
+	for i, e := range t.Entries {
+		if e.Schema != declcfg.SchemaBundle {
+			continue
 		}
+		if strings.TrimSpace(e.Image) == "" {
+			return nil, fmt.Errorf("%s: entries[%d] (olm.bundle) has no image: want <repository>@sha256:<digest>", path, i)
+		}
+		out = append(out, strings.TrimSpace(e.Image))
 	}
 	return out, nil
 }

@@ -59,7 +59,9 @@ func TestTemplateRendersFromThePushedBundle(t *testing.T) {
 func checkMetadataFormat(t *testing.T, ocp string, cfg *declcfg.DeclarativeConfig) {
 	t.Helper()
 	want, refuse := "olm.csv.metadata", "olm.bundle.object"
-	if ocp == "4.16" {
+	if level, err := MigrateLevelFor(ocp); err != nil {
+		t.Fatal(err)
+	} else if level == "none" {
 		want, refuse = refuse, want
 	}
 	for _, b := range cfg.Bundles {

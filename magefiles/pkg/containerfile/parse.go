@@ -21,7 +21,11 @@ type File struct {
 }
 
 // Parse reads a Containerfile.
-func Parse(content string) (File, error) {
+func Parse(content string) (File, error) { return ParseWithArgs(content, nil) }
+
+// ParseWithArgs reads a Containerfile built with --build-arg values args: they replace the defaults of the ARGs
+// declared before the first FROM, as a build's do (a Konflux run's build-args, say).
+func ParseWithArgs(content string, args map[string]string) (File, error) {
 	ast, err := parser.Parse(bytes.NewBufferString(content))
 	if err != nil {
 		return File{}, err
@@ -37,8 +41,12 @@ func Parse(content string) (File, error) {
 	var env []string
 	for _, a := range metaArgs {
 		for _, kv := range a.Args {
-			f.Args[kv.Key] = kv.ValueString()
-			env = append(env, kv.Key+"="+kv.ValueString())
+			v := kv.ValueString()
+			if given, ok := args[kv.Key]; ok {
+				v = given
+			}
+			f.Args[kv.Key] = v
+			env = append(env, kv.Key+"="+v)
 		}
 	}
 	// Expand words as a build does with the default ARGs: quotes are removed and ${NAME} is replaced (RUN

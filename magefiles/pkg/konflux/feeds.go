@@ -8,18 +8,22 @@ import (
 	"strings"
 
 	"golang.org/x/mod/modfile"
+
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/catalog"
 )
+
+// CatalogPackage is the OLM package the catalogs hold (operator/manifests/package.yaml).
+const CatalogPackage = "aws-efs-csi-driver-operator"
 
 // componentSources are the repository paths a component's image is built from beyond what Feeds derives from
 // the PipelineRun (Containerfile folder, build-args file, prefetch inputs, go.work): the sources its builder
 // stage compiles or renders. The Go builder stages run `go tool mage build|bundle|catalog`, so magefiles/ feeds
 // every Go-built component.
 var componentSources = map[string][]string{
-	"aws-efs-utils-base":                  {"efs-utils/layout.json", "requirements.txt.ocp"},
-	"aws-efs-csi-driver":                  {"driver/cmd/aws-efs-csi-driver/main.go", "driver/VERSION", "magefiles/magefile.go"},
-	"aws-efs-csi-driver-operator":         {"operator/cmd/aws-efs-csi-driver-operator/main.go", "operator/VERSION", "magefiles/magefile.go"},
-	"aws-efs-csi-driver-operator-bundle":  {"operator/manifests/aws-efs-csi-driver-operator.clusterserviceversion.yaml", "operator/VERSION", "driver/VERSION", "magefiles/magefile.go"},
-	"aws-efs-csi-driver-operator-catalog": {"operator/manifests/package.yaml", "operator/VERSION", "driver/VERSION", "magefiles/magefile.go"},
+	"aws-efs-utils-base":                 {"efs-utils/layout.json", "requirements.txt.ocp"},
+	"aws-efs-csi-driver":                 {"driver/cmd/aws-efs-csi-driver/main.go", "driver/VERSION", "magefiles/magefile.go"},
+	"aws-efs-csi-driver-operator":        {"operator/cmd/aws-efs-csi-driver-operator/main.go", "operator/VERSION", "magefiles/magefile.go"},
+	"aws-efs-csi-driver-operator-bundle": {"operator/manifests/aws-efs-csi-driver-operator.clusterserviceversion.yaml", "operator/VERSION", "driver/VERSION", "magefiles/magefile.go"},
 }
 
 // Feeds lists the repository files whose change must trigger run: its own file, its Containerfile, the
@@ -48,7 +52,13 @@ func Feeds(root string, r Run) []string {
 			feeds = append(feeds, filepath.ToSlash(filepath.Join(p.Path, "rpms.lock.yaml")), filepath.ToSlash(filepath.Join(p.Path, "rpms.in.yaml")))
 		}
 	}
-	return append(feeds, componentSources[r.Metadata.Labels["appstudio.openshift.io/component"]]...)
+	component := r.Metadata.Labels["appstudio.openshift.io/component"]
+	if v := catalog.VersionOfComponent(component); v != "" {
+		// A version's catalog component is built from the catalog rendered from that version's template, and
+		// from nothing of the other versions'.
+		feeds = append(feeds, catalog.TemplatePath(v), catalog.RenderedDir(v)+"/"+CatalogPackage+"/catalog.yaml")
+	}
+	return append(feeds, componentSources[component]...)
 }
 
 // WorkspaceModules are the module directories go.work uses, relative to root.

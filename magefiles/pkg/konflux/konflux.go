@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/catalog"
 )
 
 // Platforms are the build-platforms every PipelineRun must list: Konflux's names for platform.Supported(),
@@ -23,8 +25,9 @@ var lockArches = []string{"x86_64", "aarch64"}
 // BuildArgsFile is the build-args file every PipelineRun passes (the versions file).
 const BuildArgsFile = "images/versions.conf"
 
-// Components are the images Konflux builds, each with a pull-request and a push PipelineRun.
-var Components = []string{"aws-efs-utils-base", "aws-efs-csi-driver", "aws-efs-csi-driver-operator", "aws-efs-csi-driver-operator-bundle", "aws-efs-csi-driver-operator-catalog"}
+// ImageComponents are the images Konflux builds besides the catalogs; Components adds one catalog component per
+// OpenShift version. Each has a pull-request and a push PipelineRun.
+var ImageComponents = []string{BaseComponent, DriverComponent, OperatorComponent, BundleComponent}
 
 // Run is the part of a PipelineRun the checks read.
 type Run struct {
@@ -183,7 +186,14 @@ func Check(root string, runs []Run) []string {
 	problems = append(problems, checkBaseNudge(root, runs)...)
 	problems = append(problems, CheckLabels(root)...)
 	problems = append(problems, missingSources(root)...)
-	for _, c := range Components {
+	problems = append(problems, checkImageNudges(root, runs)...)
+	problems = append(problems, checkCatalogRuns(root, runs)...)
+	problems = append(problems, checkDigestsWhereRequired(root, runs)...)
+	components, err := Components(root)
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	for _, c := range components {
 		for _, e := range []string{"pull-request", "push"} {
 			if !seen[c+"/"+e] {
 				problems = append(problems, fmt.Sprintf("component %s has no %s PipelineRun", c, e))
@@ -225,8 +235,12 @@ func checkBuild(root, where string, r Run) []string {
 	if !slices.Contains(r.ParamList("build-args"), "RELEASE={{revision}}") {
 		add("build-args %v: want RELEASE={{revision}} (the release label, which no build task sets)", r.ParamList("build-args"))
 	}
-	inputs, err := r.Prefetch()
-	if err != nil || len(inputs) == 0 {
+	var inputs []Prefetch
+	var err error
+	if catalog.VersionOfComponent(r.Metadata.Labels["appstudio.openshift.io/component"]) != "" && r.Param("prefetch-input") == "" {
+		// A catalog compiles nothing: no prefetch, fbc-builder's default
+		// (konflux-ci/build-definitions@6904ca2 pipelines/fbc-builder/fbc-builder.yaml, prefetch-input "").
+	} else if inputs, err = r.Prefetch(); err != nil || len(inputs) == 0 {
 		add("prefetch-input %q: want a JSON list of {type, path}: %v", r.Param("prefetch-input"), err)
 	}
 	gomod := 0

@@ -1,6 +1,7 @@
 package konflux
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/bundle"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/catalog"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/versions"
 )
 
@@ -18,14 +21,17 @@ import (
 var NotOffline = []string{
 	"the pinned task bundles exist on quay.io and are still in Conforma's trusted-task data (MintMaker moves them on)",
 	"the tenant (aws-efs-csi-tenant), application and service-account names match what Konflux onboarding created",
-	"the Component CRs carry the nudge relations (build-nudges-ref: aws-efs-utils-base -> aws-efs-csi-driver)",
+	"the Component CRs carry the nudge relations (build-nudges-ref: aws-efs-utils-base -> aws-efs-csi-driver; aws-efs-csi-driver and aws-efs-csi-driver-operator -> aws-efs-csi-driver-operator-bundle; aws-efs-csi-driver-operator-bundle -> every aws-efs-csi-driver-operator-catalog-v<version>)",
+	"the ReleasePlanAdmission releases to the sources of .tekton/images-mirror-set.yaml, and each catalog component to redhat-operator-index v<its version> (validate-fbc and the pruning check run against those indexes)",
 	"the hermetic builds themselves: prefetch, buildah on the multi-platform controller, and the release pipeline's Conforma run",
 }
 
 // Pending returns what a shipping Konflux build needs that cannot be produced on this machine, although Check
 // finds the files in place: an RPM lock that resolves every package of its input for every architecture (needs
-// the entitled RHEL repositories), and the first push digest of each of our own components wherever another
-// component is built from it (the all-zero placeholder, or a versions-file reference without a digest). None
+// the entitled RHEL repositories), the first push digest of each of our own components wherever another
+// component is built from it (the all-zero placeholder, or a versions-file reference without a digest), every
+// image of the CSV whose digest is not recorded (bundle.NotRecorded), and every OpenShift version's catalog not
+// rendered from its template yet, or older than it (catalog.FragmentStatus). None
 // means the builds have all they need; `go tool mage test` runs Check only, `go tool mage konflux` both.
 func Pending(root string, runs []Run) []string {
 	var problems []string
@@ -41,7 +47,11 @@ func Pending(root string, runs []Run) []string {
 			problems = append(problems, lockResolves(filepath.Join(root, p.Path))...)
 		}
 	}
-	for _, c := range Components {
+	components, err := Components(root)
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	for _, c := range components {
 		_, repo := PushRepo(runs, c)
 		if repo == "" {
 			continue
@@ -52,6 +62,21 @@ func Pending(root string, runs []Run) []string {
 				problems = append(problems, fmt.Sprintf("%s: first push digest not recorded: %s@%s is the placeholder; the first push build of %s nudges it (ci/README.md)", file, repo, PlaceholderDigest, c))
 			}
 		}
+	}
+	// The CSV's (and image-references') digests: our components' first pushes and the payload's sidecars.
+	if unrecorded, err := bundle.NotRecorded(root); err != nil {
+		problems = append(problems, err.Error())
+	} else {
+		for _, u := range unrecorded {
+			problems = append(problems, "bundle image "+u)
+		}
+	}
+	// Each OpenShift version's committed catalog: not rendered yet (before the bundle's first push), or older
+	// than its template (after a nudge).
+	if status, err := catalog.FragmentStatus(context.Background(), root); err != nil {
+		problems = append(problems, err.Error())
+	} else {
+		problems = append(problems, status...)
 	}
 	v, err := versions.Load(root)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/catalog"
 )
 
 // TestRulesCatchBreakage breaks a copy of .tekton/ in each way the new rules look for and expects the problem.
@@ -26,6 +28,13 @@ func TestRulesCatchBreakage(t *testing.T) {
 		{"gomod outside go.work", "aws-efs-csi-driver-push.yaml", `{"type": "gomod", "path": "driver"}`, `{"type": "gomod", "path": "efs-utils"}`, "missing go.mod"},
 		{"pip build requirements unsaid", "aws-efs-utils-base-push.yaml", `, "requirements_build_files": []`, "", "requirements_build_files: want []"},
 		{"pip binaries", "aws-efs-utils-base-push.yaml", `"requirements_build_files": []`, `"requirements_build_files": [], "allow_binary": true`, "allow_binary: want false"},
+		{"catalog of another version", "aws-efs-csi-driver-operator-catalog-v4-18-push.yaml", "CATALOG_OPENSHIFT_VERSION=4.18", "CATALOG_OPENSHIFT_VERSION=4.17", "copies [images/aws-efs-csi-driver-operator-catalog/v4.17/catalog] to /configs: want only images/aws-efs-csi-driver-operator-catalog/v4.18/catalog"},
+		{"catalog on another opm", "aws-efs-csi-driver-operator-catalog-v4-18-push.yaml", "ose-operator-registry-rhel9:v4.18", "ose-operator-registry-rhel9:v5.0", "want CATALOG_OPENSHIFT_VERSION=4.18 and OPERATOR_REGISTRY_IMAGE=registry.redhat.io/openshift4/ose-operator-registry-rhel9:v4.18"},
+		{"4.14 catalog on a RHEL 9 opm", "aws-efs-csi-driver-operator-catalog-v4-14-pull-request.yaml", "ose-operator-registry:v4.14", "ose-operator-registry-rhel9:v4.14", "OPERATOR_REGISTRY_IMAGE=registry.redhat.io/openshift4/ose-operator-registry:v4.14"},
+		{"catalog trigger misses its template", "aws-efs-csi-driver-operator-catalog-v4-18-push.yaml", `"images/aws-efs-csi-driver-operator-catalog/v4.18/***".pathChanged() || `, "", "does not fire on images/aws-efs-csi-driver-operator-catalog/v4.18/catalog-template.yaml"},
+		{"catalog without push run", "aws-efs-csi-driver-operator-catalog-v5-0-push.yaml", "kind: PipelineRun", "kind: ConfigMap", "component aws-efs-csi-driver-operator-catalog-v5-0 has no push PipelineRun"},
+		{"bundle nudge misses the templates", "aws-efs-csi-driver-operator-bundle-push.yaml", `build-nudge-files: images/aws-efs-csi-driver-operator-catalog/v[0-9.]+/catalog-template\.yaml`, "build-nudge-files: images/versions.conf", "does not match images/aws-efs-csi-driver-operator-catalog/v4.14/catalog-template.yaml, so the nudges of aws-efs-csi-driver-operator-bundle never reach it"},
+		{"driver nudge misses image-references", "aws-efs-csi-driver-push.yaml", ", operator/manifests/image-references", "", "does not match operator/manifests/image-references, so the nudges of aws-efs-csi-driver never reach it"},
 		{"nudge misses the driver", "aws-efs-utils-base-push.yaml", "build-nudge-files: images/aws-efs-csi-driver/Containerfile", "build-nudge-files: images/versions.conf", "its nudges never reach the driver"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -154,6 +163,78 @@ func TestLabelRulesCatchGaps(t *testing.T) {
 		copyTree(row.file, row.old, row.new)
 		if got := strings.Join(CheckLabels(fake), "\n"); !strings.Contains(got, row.want) {
 			t.Errorf("%s with %q: problems %q, want %q", row.file, row.new, got, row.want)
+		}
+	}
+}
+
+// TestTagsWhereDigestsAreRequired: a reference to one of our components by tag, or any :latest, in a file a build
+// or a nudge reads is reported.
+func TestTagsWhereDigestsAreRequired(t *testing.T) {
+	root := repoRoot(t)
+	runs, err := Load(filepath.Join(root, Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := checkDigestsWhereRequired(root, runs); len(p) > 0 {
+		t.Fatalf("the repository: %v", p)
+	}
+	fake := t.TempDir()
+	write := func(rel, content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(fake, filepath.Dir(rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(fake, rel), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("images/aws-efs-csi-driver-operator-catalog/v5.0/catalog-template.yaml", "entries:\n  - schema: olm.bundle\n    image: quay.io/redhat-user-workloads/aws-efs-csi-tenant/aws-efs-csi-driver-operator-bundle:v5.0.1\n")
+	write(BuildArgsFile, "# quay.io/ignored/in-comments:latest\nOPM=quay.io/someone/opm:latest\nOK=quay.io/redhat-user-workloads/aws-efs-csi-tenant/aws-efs-csi-driver:abc@sha256:"+strings.Repeat("a", 64)+"\n")
+	got := strings.Join(checkDigestsWhereRequired(fake, runs), "\n")
+	for _, want := range []string{
+		"catalog-template.yaml: quay.io/redhat-user-workloads/aws-efs-csi-tenant/aws-efs-csi-driver-operator-bundle:v5.0.1: want <repository>@sha256:<digest>",
+		"images/versions.conf: quay.io/someone/opm:latest",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("problems:\n%s\nwant one containing %q", got, want)
+		}
+	}
+	for _, not := range []string{"in-comments", "aws-efs-csi-driver:abc"} {
+		if strings.Contains(got, not) {
+			t.Errorf("problems:\n%s\nreport %s, which is fine", got, not)
+		}
+	}
+}
+
+// TestBundleNudgeOfTheTemplates: build-service's rewrite for the bundle component changes only the digest of each
+// template, which then names the pushed bundle by digest (what catalog:render pulls), and Check stays green.
+func TestBundleNudgeOfTheTemplates(t *testing.T) {
+	root := repoRoot(t)
+	runs, err := Load(filepath.Join(root, Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, repo := PushRepo(runs, BundleComponent)
+	digest := "sha256:" + strings.Repeat("cd", 32)
+	versions, err := catalog.Versions(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range versions {
+		data, err := os.ReadFile(filepath.Join(root, catalog.TemplatePath(v)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nudged := Nudge(string(data), repo, digest)
+		if nudged == string(data) || strings.Replace(string(data), PlaceholderDigest, digest, 1) != nudged {
+			t.Fatalf("%s: the nudge of %s did not replace exactly the placeholder digest", catalog.TemplatePath(v), repo)
+		}
+		path := filepath.Join(t.TempDir(), catalog.TemplateFile)
+		if err := os.WriteFile(path, []byte(nudged), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if images, err := catalog.TemplateBundleImages(path); err != nil || len(images) != 1 || images[0] != repo+"@"+digest {
+			t.Errorf("%s after the nudge names %v (%v), want %s@%s", catalog.TemplatePath(v), images, err, repo, digest)
 		}
 	}
 }

@@ -23,7 +23,7 @@ type Versions struct {
 // Keys the file must define; each must be non-empty.
 var Keys = []string{
 	"GO_VERSION", "OPENSHIFT_VERSION", "KUBE_VERSION", "OPENSHIFT_MIN_VERSION", "KUBE_MIN_VERSION",
-	"BUILDER_IMAGE", "BASE_IMAGE", "BUNDLE_IMAGE", "OPERATOR_REGISTRY_IMAGE", "CPE",
+	"BUILDER_IMAGE", "BASE_IMAGE", "OPERATOR_REGISTRY_IMAGE", "CPE",
 }
 
 var keyPattern = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)

@@ -195,7 +195,7 @@ func argDefaultProblems(v versions.Versions, runs []konflux.Run, f containerfile
 }
 
 func isComponentByDigest(runs []konflux.Run, ref string) bool {
-	for _, c := range konflux.Components {
+	for _, c := range konflux.ImageComponents {
 		if _, repo := konflux.PushRepo(runs, c); repo != "" && konflux.NudgeTarget(repo).FindString(ref) == ref {
 			return true
 		}
