@@ -169,7 +169,7 @@ func Verify(ctx context.Context) error {
 	return verify.Run(ctx, root, verify.Checks(), os.Stdout)
 }
 
-// Konflux checks, offline, every rule of issue 23 that a file of this repository decides (the PipelineRuns of
+// Konflux checks, offline, every Konflux/ART release rule that a file of this repository decides (the PipelineRuns of
 // .tekton/ and their pinned Pipelines, triggers, prefetch inputs, the base-to-driver nudge, the labels Red Hat's
 // release policy requires; `go tool mage test` runs the same checks), then prints in one list what this machine
 // cannot produce (the entitled RPM lock, first push digests) and what no offline check can decide. It fails while

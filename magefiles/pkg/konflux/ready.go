@@ -16,7 +16,7 @@ import (
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/versions"
 )
 
-// NotOffline are the rules of issue 23 that no offline check can decide; `go tool mage konflux` prints them
+// NotOffline are the Konflux/ART release rules that no offline check can decide; `go tool mage konflux` prints them
 // every time, with Pending's items, in one list.
 var NotOffline = []string{
 	"the pinned task bundles exist on quay.io and are still in Conforma's trusted-task data (MintMaker moves them on)",
