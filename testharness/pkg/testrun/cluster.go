@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/openshift/aws-efs-csi/operator/test/toolcache"
 	"github.com/openshift/aws-efs-csi/testharness/pkg/clusterimages"
-	"github.com/openshift/aws-efs-csi/testharness/pkg/standinroot"
 	"github.com/openshift/aws-efs-csi/testharness/pkg/sysdeps"
 )
 
@@ -57,7 +57,7 @@ var ClusterImagesNeeds = []sysdeps.Requirement{
 // directory, the value of clusterimages.ImagesDirEnv. The driver image for the cluster is built when the mount.nfs4
 // stand-in (clusterimages.MountStandInPackage) is in the tree, with the test CA of clusterimages.TestCADir.
 func ClusterImages(ctx context.Context, root string, getenv func(string) string, out io.Writer) (string, error) {
-	tools, err := standinroot.ToolsDir(getenv)
+	tools, err := toolcache.Dir(getenv)
 	if err != nil {
 		return "", err
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/bundle"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/catalog"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/stamp"
+	"github.com/openshift/aws-efs-csi/operator/test/toolcache"
 	"github.com/openshift/aws-efs-csi/testharness/pkg/clusterimages"
-	"github.com/openshift/aws-efs-csi/testharness/pkg/standinroot"
 )
 
 // The stack suite: our operator installed from its bundle on the local cluster (tag "cluster"), directly and
@@ -95,7 +95,7 @@ func prepareNext(ctx context.Context, root string, getenv func(string) string, o
 		v.Pre, v.Build = nil, nil
 		versions[module] = "v" + v.String()
 	}
-	tools, err := standinroot.ToolsDir(getenv)
+	tools, err := toolcache.Dir(getenv)
 	if err != nil {
 		return "", err
 	}
