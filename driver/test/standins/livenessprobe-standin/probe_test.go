@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -40,17 +39,17 @@ func TestAgainstTheDriver(t *testing.T) {
 	}
 	drv := start()
 	healthz := "http://" + p.WaitLog(t, healthLog)[1] + "/healthz"
-	if code, body := get(t, healthz); code != http.StatusOK || body != "ok" {
+	if code, body := standintest.Get(t, healthz); code != http.StatusOK || body != "ok" {
 		t.Fatalf("GET /healthz while the driver serves = %d %q, want 200 ok", code, body)
 	}
 
 	drv.Stop()
-	if code, body := get(t, healthz); code != http.StatusInternalServerError || !strings.Contains(body, "connect to the CSI driver at "+node.Socket) {
+	if code, body := standintest.Get(t, healthz); code != http.StatusInternalServerError || !strings.Contains(body, "connect to the CSI driver at "+node.Socket) {
 		t.Fatalf("GET /healthz after the driver stopped = %d %q, want 500 naming the driver socket", code, body)
 	}
 
 	start()
-	if code, body := get(t, healthz); code != http.StatusOK || body != "ok" {
+	if code, body := standintest.Get(t, healthz); code != http.StatusOK || body != "ok" {
 		t.Fatalf("GET /healthz after the driver restarted = %d %q, want 200 ok", code, body)
 	}
 
@@ -58,15 +57,4 @@ func TestAgainstTheDriver(t *testing.T) {
 	if code := p.Wait(t); code != 0 {
 		t.Fatalf("exit code after SIGTERM = %d, want 0", code)
 	}
-}
-
-func get(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
 }

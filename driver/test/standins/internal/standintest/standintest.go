@@ -4,6 +4,8 @@
 package standintest
 
 import (
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -199,4 +201,16 @@ func Container(t *testing.T, spec corev1.PodSpec, name string) corev1.Container 
 	}
 	t.Fatalf("the pod template has no container %q", name)
 	return corev1.Container{}
+}
+
+// Get fetches url and returns the status code and the body: the stand-ins' /healthz answers.
+func Get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
 }
