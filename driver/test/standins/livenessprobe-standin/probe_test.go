@@ -24,8 +24,8 @@ func TestAgainstTheDriver(t *testing.T) {
 	bin := standintest.Build(t, name)
 
 	t.Run("SIGTERM while waiting for a driver that never comes exits 0", func(t *testing.T) {
-		p := standintest.Start(t, bin, "--csi-address="+t.TempDir()+"/csi.sock", "--http-endpoint=127.0.0.1:0")
-		time.Sleep(500 * time.Millisecond)
+		p := standintest.Start(t, bin, "--csi-address="+t.TempDir()+"/csi.sock", "--http-endpoint=127.0.0.1:0", "--v=5")
+		p.WaitLog(t, standintest.ConnectingLog) // it waits for the driver now
 		p.Signal(t, syscall.SIGTERM)
 		if code := p.Wait(t); code != 0 {
 			t.Fatalf("exit code after SIGTERM = %d, want 0", code)
@@ -33,7 +33,8 @@ func TestAgainstTheDriver(t *testing.T) {
 	})
 
 	p := standintest.Start(t, bin, "--csi-address="+node.Socket, "--http-endpoint=127.0.0.1:0", "--probe-timeout=1s", "--v=5")
-	time.Sleep(time.Second)
+	p.WaitLog(t, standintest.ConnectingLog)
+	time.Sleep(standintest.RedialBound) // bounded: see RedialBound
 	if healthLog.MatchString(p.Logs()) || p.Exited() {
 		t.Fatalf("before the driver runs the stand-in must wait, neither serve nor exit (exited: %v)", p.Exited())
 	}

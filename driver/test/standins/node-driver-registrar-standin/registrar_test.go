@@ -9,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -36,8 +35,8 @@ func TestAgainstTheDriver(t *testing.T) {
 
 	t.Run("SIGTERM while waiting for the driver exits 0", func(t *testing.T) {
 		p := standintest.Start(t, bin, "--csi-address="+filepath.Join(t.TempDir(), "csi.sock"),
-			"--kubelet-registration-path="+hostSocket, "--plugin-registration-path="+t.TempDir())
-		time.Sleep(500 * time.Millisecond)
+			"--kubelet-registration-path="+hostSocket, "--plugin-registration-path="+t.TempDir(), "--v=5")
+		p.WaitLog(t, standintest.ConnectingLog) // it waits for the driver now
 		p.Signal(t, syscall.SIGTERM)
 		if code := p.Wait(t); code != 0 {
 			t.Fatalf("exit code after SIGTERM = %d, want 0", code)

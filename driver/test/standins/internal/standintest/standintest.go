@@ -22,6 +22,16 @@ import (
 	"github.com/openshift/aws-efs-csi/driver/test/fakeaws"
 )
 
+// ConnectingLog is what a stand-in run with --v=5 logs (csi-lib-utils' connection.Connect) when it starts waiting
+// for the driver's socket: the event that proves it is waiting.
+var ConnectingLog = regexp.MustCompile(`"Connecting" address=`)
+
+// RedialBound is how long a test watches a stand-in that waits for a driver that is not there before asserting it
+// neither served nor exited: csi-lib-utils redials a unix socket at least every second (gRPC backoff with MaxDelay
+// 1 s), so 1.5 s after ConnectingLog covers a failed dial and a retry, by when a stand-in that did not wait would
+// have served or exited.
+const RedialBound = 1500 * time.Millisecond
+
 // DriverName is the name the driver reports in GetPluginInfo.
 const DriverName = "efs.csi.aws.com"
 
