@@ -99,7 +99,6 @@ require (
 	github.com/robfig/cron v1.2.0 // indirect
 	github.com/sirupsen/logrus v1.9.4 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
-	github.com/stretchr/objx v0.5.3 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	go.etcd.io/etcd/api/v3 v3.6.8 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.6.8 // indirect
@@ -144,3 +143,9 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.2 // indirect
 )
+
+// The operator links the driver module's pkg/version (one copy of the build-provenance code; mage stamps it with
+// the operator's own version). go.work ties the modules together; this replace lets `go mod tidy` resolve it alone.
+require github.com/openshift/aws-efs-csi/driver v0.0.0
+
+replace github.com/openshift/aws-efs-csi/driver => ../driver

@@ -6,6 +6,7 @@ require (
 	github.com/blang/semver/v4 v4.0.0
 	github.com/google/go-containerregistry v0.22.1
 	github.com/openshift/aws-efs-csi/magefiles v0.0.0
+	github.com/openshift/aws-efs-csi/operator v0.0.0
 )
 
 require (
@@ -114,3 +115,11 @@ require (
 // The harness builds on the release packages of the magefiles module in this repository, never on a published
 // version: go.work ties them together for `go test`, and this replace lets `go mod tidy` resolve the module alone.
 replace github.com/openshift/aws-efs-csi/magefiles => ../magefiles
+
+// The tool cache's place and lock live in the operator module's operator/test/toolcache (standard library only);
+// the operator module requires the driver module, whose replace must be repeated here (a dependency's replace is
+// ignored).
+replace (
+	github.com/openshift/aws-efs-csi/driver => ../driver
+	github.com/openshift/aws-efs-csi/operator => ../operator
+)

@@ -62,17 +62,26 @@ func TestRemoveOnce(t *testing.T) {
 func TestRunWaitsForReadiness(t *testing.T) {
 	cs := fake.NewSimpleClientset(nodeWith(startup))
 	ready := make(chan struct{})
+	asked := make(chan struct{}, 1)
 	r := &Remover{Nodes: cs.CoreV1().Nodes(), NodeName: "worker", Interval: time.Millisecond, Ready: func(context.Context) error {
 		select {
 		case <-ready:
 			return nil
 		default:
+			select {
+			case asked <- struct{}{}:
+			default:
+			}
 			return errors.New("not yet")
 		}
 	}}
 	done := make(chan error, 1)
 	go func() { done <- r.Run(t.Context()) }()
-	time.Sleep(20 * time.Millisecond)
+	// The event that proves it: Run asked three times and was told "not ready" (after the first answer it has had
+	// every chance to remove the taint wrongly).
+	for range 3 {
+		<-asked
+	}
 	if n, _ := cs.CoreV1().Nodes().Get(t.Context(), "worker", metav1.GetOptions{}); len(n.Spec.Taints) != 1 {
 		t.Fatal("taint removed before the driver was ready")
 	}

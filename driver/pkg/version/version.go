@@ -1,5 +1,9 @@
-// Package version reports what this binary was built from: the driver module's version, the commit and whether the
-// work tree had uncommitted changes. The values are stamped at link time by `go tool mage build`.
+// Package version reports what this binary was built from: its module's version, the commit and whether the work
+// tree had uncommitted changes. The values are stamped at link time by `go tool mage build`.
+//
+// Both shipped binaries link this one package: the driver, and the operator (whose module requires the driver
+// module for it). mage stamps it per binary with that binary's own module version (driver/vX.Y.Z or
+// operator/vX.Y.Z), so the operator still says the operator's version; only the code is shared.
 package version
 
 import (
@@ -23,7 +27,8 @@ const EFSClientSource = "k8s"
 
 // Info is the build provenance of the running binary.
 type Info struct {
-	// Version is the module version: the tag driver/vX.Y.Z without its prefix, or the module's VERSION file.
+	// Version is the binary's module version: the tag driver/vX.Y.Z or operator/vX.Y.Z without its prefix, or the
+	// module's VERSION file.
 	Version string
 	// Commit is the full git commit hash the binary was built from.
 	Commit string

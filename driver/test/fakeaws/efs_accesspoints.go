@@ -150,6 +150,9 @@ func (st *state) insertAccessPoint(rec *fsRecord, ap AccessPoint, readyAt time.T
 	return ar
 }
 
+// accessPointListing is DescribeAccessPoints' paging: MaxResults (default 100, at most 1000) and NextToken.
+var accessPointListing = listing{sizeField: "MaxResults", def: 100, limit: 1000, tokenField: "NextToken"}
+
 // describeAccessPoints: GET /2015-02-01/access-points with AccessPointId or FileSystemId (not both; neither
 // lists every access point of the account), MaxResults (default 100, at most 1000) and NextToken.
 func (s *Server) describeAccessPoints(r *http.Request) (int, any, *apiError) {
@@ -158,7 +161,7 @@ func (s *Server) describeAccessPoints(r *http.Request) (int, any, *apiError) {
 	if apRaw != "" && fsRaw != "" {
 		return 0, nil, errBadRequest("AccessPointId and FileSystemId are mutually exclusive: pass one of them")
 	}
-	size, e := parsePageSize("MaxResults", q.Get("MaxResults"), 100, 1000)
+	size, e := accessPointListing.size(q)
 	if e != nil {
 		return 0, nil, e
 	}
@@ -195,20 +198,16 @@ func (s *Server) describeAccessPoints(r *http.Request) (int, any, *apiError) {
 		}
 		sortBySeq(list)
 	}
-	after, e := decodePageToken("NextToken", q.Get("NextToken"), scope)
+	page, next, e := takePage(q, accessPointListing, size, scope, list)
 	if e != nil {
 		return 0, nil, e
 	}
-	page, more := pageAfter(list, after, size, func(a *apRecord) uint64 { return a.seq })
 	out := struct {
 		AccessPoints []wireAccessPoint
 		NextToken    string `json:",omitempty"`
-	}{AccessPoints: make([]wireAccessPoint, 0, len(page))}
+	}{AccessPoints: make([]wireAccessPoint, 0, len(page)), NextToken: next}
 	for _, a := range page {
 		out.AccessPoints = append(out.AccessPoints, a.view(now).wire())
-	}
-	if more {
-		out.NextToken = encodePageToken(scope, page[len(page)-1].seq)
 	}
 	return http.StatusOK, out, nil
 }
@@ -289,19 +288,7 @@ func (s *Server) DeleteAccessPointDirect(id string) {
 
 // AccessPoints returns the access points of a file system in creation order (deep copies).
 func (s *Server) AccessPoints(fsID string) []AccessPoint {
-	now := time.Now()
-	st := s.state
-	st.mu.RLock()
-	defer st.mu.RUnlock()
-	rec := st.fs[fsID]
-	if rec == nil {
-		return nil
-	}
-	out := make([]AccessPoint, 0, len(rec.aps))
-	for _, a := range rec.aps {
-		out = append(out, a.view(now))
-	}
-	return out
+	return viewsOf(s, fsID, func(rec *fsRecord) []*apRecord { return rec.aps }, (*apRecord).view)
 }
 
 // AccessPoint returns one access point by ID.

@@ -141,16 +141,18 @@ func (st *state) insertFileSystem(fs FileSystem, readyAt time.Time) *fsRecord {
 	return rec
 }
 
+// fileSystemListing is DescribeFileSystems' paging: MaxItems (default and limit 100) and Marker.
+var fileSystemListing = listing{sizeField: "MaxItems", def: 100, limit: 100, tokenField: "Marker"}
+
 // describeFileSystems: GET /2015-02-01/file-systems[?FileSystemId=|CreationToken=][&MaxItems=&Marker=].
 func (s *Server) describeFileSystems(r *http.Request) (int, any, *apiError) {
 	q := r.URL.Query()
-	size, e := parsePageSize("MaxItems", q.Get("MaxItems"), 100, 100)
+	size, e := fileSystemListing.size(q)
 	if e != nil {
 		return 0, nil, e
 	}
-	after, e := decodePageToken("Marker", q.Get("Marker"), "*")
-	if e != nil {
-		return 0, nil, e
+	if _, e := decodePageToken(fileSystemListing.tokenField, q.Get(fileSystemListing.tokenField), "*"); e != nil {
+		return 0, nil, e // a bad Marker is refused before the file system is looked up
 	}
 	var wantID string
 	if raw := q.Get("FileSystemId"); raw != "" {
@@ -180,17 +182,17 @@ func (s *Server) describeFileSystems(r *http.Request) (int, any, *apiError) {
 		}
 		list = filtered
 	}
-	page, more := pageAfter(list, after, size, func(f *fsRecord) uint64 { return f.seq })
+	page, next, e := takePage(q, fileSystemListing, size, "*", list)
+	if e != nil {
+		return 0, nil, e
+	}
 	out := struct {
 		FileSystems []wireFileSystem
 		Marker      string `json:",omitempty"`
 		NextMarker  string `json:",omitempty"`
-	}{FileSystems: make([]wireFileSystem, 0, len(page)), Marker: q.Get("Marker")}
+	}{FileSystems: make([]wireFileSystem, 0, len(page)), Marker: q.Get("Marker"), NextMarker: next}
 	for _, rec := range page {
 		out.FileSystems = append(out.FileSystems, rec.view(now).wire())
-	}
-	if more {
-		out.NextMarker = encodePageToken("*", page[len(page)-1].seq)
 	}
 	return http.StatusOK, out, nil
 }

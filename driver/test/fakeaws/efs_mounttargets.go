@@ -100,6 +100,9 @@ func (st *state) insertMountTarget(rec *fsRecord, zi int, ip string, readyAt tim
 	return mt, nil
 }
 
+// mountTargetListing is DescribeMountTargets' paging: MaxItems (default 10, at most 100) and Marker.
+var mountTargetListing = listing{sizeField: "MaxItems", def: 10, limit: 100, tokenField: "Marker"}
+
 // describeMountTargets: GET /2015-02-01/mount-targets with exactly one of FileSystemId, MountTargetId and
 // AccessPointId, plus MaxItems (default 10, at most 100) and Marker.
 func (s *Server) describeMountTargets(r *http.Request) (int, any, *apiError) {
@@ -114,7 +117,7 @@ func (s *Server) describeMountTargets(r *http.Request) (int, any, *apiError) {
 	if n != 1 {
 		return 0, nil, errBadRequest("exactly one of FileSystemId, MountTargetId and AccessPointId is required; got %d", n)
 	}
-	size, e := parsePageSize("MaxItems", q.Get("MaxItems"), 10, 100)
+	size, e := mountTargetListing.size(q)
 	if e != nil {
 		return 0, nil, e
 	}
@@ -155,21 +158,17 @@ func (s *Server) describeMountTargets(r *http.Request) (int, any, *apiError) {
 		}
 		list, scope = rec.mts, id
 	}
-	after, e := decodePageToken("Marker", q.Get("Marker"), scope)
+	page, next, e := takePage(q, mountTargetListing, size, scope, list)
 	if e != nil {
 		return 0, nil, e
 	}
-	page, more := pageAfter(list, after, size, func(m *mtRecord) uint64 { return m.seq })
 	out := struct {
 		MountTargets []MountTarget
 		Marker       string `json:",omitempty"`
 		NextMarker   string `json:",omitempty"`
-	}{MountTargets: make([]MountTarget, 0, len(page)), Marker: q.Get("Marker")}
+	}{MountTargets: make([]MountTarget, 0, len(page)), Marker: q.Get("Marker"), NextMarker: next}
 	for _, m := range page {
 		out.MountTargets = append(out.MountTargets, m.view(now))
-	}
-	if more {
-		out.NextMarker = encodePageToken(scope, page[len(page)-1].seq)
 	}
 	return http.StatusOK, out, nil
 }
@@ -219,6 +218,12 @@ func (s *Server) AddMountTarget(fsID, zoneName, ip string) string {
 
 // MountTargets returns the mount targets of a file system, in creation order.
 func (s *Server) MountTargets(fsID string) []MountTarget {
+	return viewsOf(s, fsID, func(rec *fsRecord) []*mtRecord { return rec.mts }, (*mtRecord).view)
+}
+
+// viewsOf returns the views (deep copies, as of now) of the records pick selects from file system fsID, in creation
+// order; nil for an unknown file system.
+func viewsOf[R, V any](s *Server, fsID string, pick func(*fsRecord) []R, view func(R, time.Time) V) []V {
 	now := time.Now()
 	st := s.state
 	st.mu.RLock()
@@ -227,9 +232,10 @@ func (s *Server) MountTargets(fsID string) []MountTarget {
 	if rec == nil {
 		return nil
 	}
-	out := make([]MountTarget, 0, len(rec.mts))
-	for _, m := range rec.mts {
-		out = append(out, m.view(now))
+	records := pick(rec)
+	out := make([]V, 0, len(records))
+	for _, r := range records {
+		out = append(out, view(r, now))
 	}
 	return out
 }

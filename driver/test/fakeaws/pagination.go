@@ -2,6 +2,7 @@ package fakeaws
 
 import (
 	"encoding/base64"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,10 +67,44 @@ func parsePageSize(field, raw string, def, limit int) (int, *apiError) {
 	return n, nil
 }
 
+// sequenced is a record that listings return in creation order.
+type sequenced interface{ sequence() uint64 }
+
+func (r *fsRecord) sequence() uint64 { return r.seq }
+func (r *mtRecord) sequence() uint64 { return r.seq }
+func (r *apRecord) sequence() uint64 { return r.seq }
+
+// listing names one Describe operation's paging parameters, which differ between EFS operations: the page size
+// (MaxItems or MaxResults) with its default and limit, and the token (Marker or NextToken).
+type listing struct {
+	sizeField  string
+	def, limit int
+	tokenField string
+}
+
+// size parses the request's page size (parsePageSize).
+func (l listing) size(q url.Values) (int, *apiError) {
+	return parsePageSize(l.sizeField, q.Get(l.sizeField), l.def, l.limit)
+}
+
+// takePage returns the page of list (the records of listing scope, in creation order) that the request's token and
+// size ask for, and the token of the page after it, "" after the last.
+func takePage[T sequenced](q url.Values, l listing, size int, scope string, list []T) ([]T, string, *apiError) {
+	after, e := decodePageToken(l.tokenField, q.Get(l.tokenField), scope)
+	if e != nil {
+		return nil, "", e
+	}
+	page, more := pageAfter(list, after, size)
+	if !more {
+		return page, "", nil
+	}
+	return page, encodePageToken(scope, page[len(page)-1].sequence()), nil
+}
+
 // pageAfter returns the items of list (ordered by seq) after seq, at most size of them, and whether more
 // remain.
-func pageAfter[T any](list []T, after uint64, size int, seqOf func(T) uint64) ([]T, bool) {
-	i := sort.Search(len(list), func(i int) bool { return seqOf(list[i]) > after })
+func pageAfter[T sequenced](list []T, after uint64, size int) ([]T, bool) {
+	i := sort.Search(len(list), func(i int) bool { return list[i].sequence() > after })
 	rest := list[i:]
 	if len(rest) > size {
 		return rest[:size], true

@@ -32,31 +32,48 @@ type faultResult struct {
 	gaveUp               int            // creates still failing after 3 minutes
 }
 
-// runFaults is the issue's fault scenario: a fresh controller (no GID view yet), 5,000 access points, 20%
+// faultLoad is one run of the fault scenario.
+type faultLoad struct {
+	existing    int           // access points on the file system before the run
+	creates     int           // volumes to create
+	callers     int           // concurrent CreateVolume callers
+	latency     time.Duration // added to every EFS call
+	listLatency time.Duration // when set, the latency of each DescribeAccessPoints page instead (a slow listing)
+	callTimeout time.Duration // each CreateVolume call's deadline (csi-provisioner's --timeout)
+	retryAfter  time.Duration // pause before a failed call is made again
+	giveUp      time.Duration // a create still failing this long after the start is given up
+	seed        uint64        // fakeaws's fault dice; 0 is random
+}
+
+// issueFaults is the issue's fault scenario: a fresh controller (no GID view yet), 5,000 access points, 20%
 // throttling and 5% server errors on every EFS call, 20 ms latency, creates by 16 callers that each give a call
-// 15 s (csi-provisioner's timeout) and retry a failed call after 1 s, as the provisioner does.
-//
-// listLatency, when set, is the latency of each DescribeAccessPoints page instead (a slow listing: five pages at
-// 4 s take longer than the provisioner's 15 s).
-func runFaults(tb testing.TB, creates int, listLatency time.Duration) faultResult {
+// 15 s (csi-provisioner's timeout) and retry a failed call after 1 s, as the provisioner does. With listLatency
+// set (a slow listing: five pages at 4 s take longer than the provisioner's 15 s), only the pages are slowed.
+func issueFaults(creates int, listLatency time.Duration) faultLoad {
+	return faultLoad{existing: 5000, creates: creates, callers: 16, latency: 20 * time.Millisecond, listLatency: listLatency,
+		callTimeout: provisionerTimeout, retryAfter: time.Second, giveUp: 3 * time.Minute}
+}
+
+// runFaults runs l: every EFS call gets 20% throttling and 5% server errors on top of its latency.
+func runFaults(tb testing.TB, l faultLoad) faultResult {
 	tb.Helper()
 	tb.Setenv("AWS_ACCESS_KEY_ID", "AKIAFAKEAWSPERF00001")
 	tb.Setenv("AWS_SECRET_ACCESS_KEY", "fake-secret")
 	tb.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	s, err := fakeaws.Start(fakeaws.Options{AccessPointQuota: 10000})
+	s, err := fakeaws.Start(fakeaws.Options{AccessPointQuota: 10000, Seed: l.seed})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer s.Close()
 	fsID := s.AddFileSystem(fakeaws.FileSystem{})
-	for i := range 5000 {
+	for i := range l.existing {
 		s.AddAccessPoint(fakeaws.AccessPoint{FileSystemId: fsID, PosixUser: &fakeaws.PosixUser{Uid: int64(50000 + i), Gid: int64(50000 + i)},
 			RootDirectory: fakeaws.RootDirectory{Path: fmt.Sprintf("/old-%d", i)}})
 	}
 	client := startDriver(tb, s, time.Minute)
-	s.SetFault("*", fakeaws.Fault{Latency: 20 * time.Millisecond, ThrottleProbability: 0.2, ErrorProbability: 0.05})
-	if listLatency > 0 {
-		s.SetFault("DescribeAccessPoints", fakeaws.Fault{Latency: listLatency, ThrottleProbability: 0.2, ErrorProbability: 0.05})
+	s.SetFault("*", fakeaws.Fault{Latency: l.latency, ThrottleProbability: 0.2, ErrorProbability: 0.05})
+	if l.listLatency > 0 {
+		s.SetFault("DescribeAccessPoints", fakeaws.Fault{Latency: l.listLatency, ThrottleProbability: 0.2, ErrorProbability: 0.05})
 	}
 
 	var (
@@ -67,13 +84,13 @@ func runFaults(tb testing.TB, creates int, listLatency time.Duration) faultResul
 	start := time.Now()
 	work := make(chan int)
 	var wg sync.WaitGroup
-	for range 16 {
+	for range l.callers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range work {
 				for attempt := 0; ; attempt++ {
-					ctx, cancel := context.WithTimeout(tb.Context(), provisionerTimeout)
+					ctx, cancel := context.WithTimeout(tb.Context(), l.callTimeout)
 					_, err := client.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: fmt.Sprintf("pvc-%06d", i),
 						Parameters: map[string]string{"provisioningMode": "efs-ap", "fileSystemId": fsID, "directoryPerms": "700"},
 						VolumeCapabilities: []*csi.VolumeCapability{{
@@ -102,18 +119,18 @@ func runFaults(tb testing.TB, creates int, listLatency time.Duration) faultResul
 					if err == nil {
 						break
 					}
-					if time.Since(start) > 3*time.Minute {
+					if time.Since(start) > l.giveUp {
 						mu.Lock()
 						r.gaveUp++
 						mu.Unlock()
 						break
 					}
-					time.Sleep(time.Second)
+					time.Sleep(l.retryAfter)
 				}
 			}
 		}()
 	}
-	for i := range creates {
+	for i := range l.creates {
 		work <- i
 	}
 	close(work)
@@ -139,25 +156,48 @@ func runFaults(tb testing.TB, creates int, listLatency time.Duration) faultResul
 	return r
 }
 
+// TestCreateVolumeUnderFaultsSmoke is a short run of the fault scenario in every `go test`, so that it cannot rot:
+// a GID listing slower than each call's deadline, under throttling and server errors, must still let every volume
+// be created, each with its own GID. It is the property the benchmark's slow-listing variant measures (the listing
+// runs detached from the request that started it; before, every create timed out for good). Its bound is a
+// give-up time far above the run's few seconds, not a performance threshold.
+func TestCreateVolumeUnderFaultsSmoke(t *testing.T) {
+	// 3,000 access points are three listing pages of 1,000 (the driver's page size); at 1 s a page the listing
+	// takes 3 s or more, three times a call's 1 s deadline.
+	l := faultLoad{existing: 3000, creates: 16, callers: 8, latency: 2 * time.Millisecond, listLatency: time.Second,
+		callTimeout: time.Second, retryAfter: 100 * time.Millisecond, giveUp: 90 * time.Second, seed: 27}
+	r := runFaults(t, l)
+	if r.deadlineFailures == 0 {
+		t.Fatalf("no call reached its %s deadline: the listing was not slower than a call, so the run does not test "+
+			"what it is for (failed calls by cause: %v)", l.callTimeout, r.reasons)
+	}
+	if r.gaveUp != 0 || r.duplicateGIDs != 0 {
+		t.Fatalf("%d of %d creates still failing after %s, %d duplicate GIDs; want 0 and 0 (failed calls by cause: %v)",
+			r.gaveUp, l.creates, l.giveUp, r.duplicateGIDs, r.reasons)
+	}
+	t.Logf("%d creates in %s (first after %s), %d calls, %d deadline failures; failed calls by cause: %v",
+		l.creates, r.elapsed.Round(time.Millisecond), r.firstSuccess.Round(time.Millisecond), r.calls, r.deadlineFailures, r.reasons)
+}
+
 // BenchmarkCreateVolumeUnderFaults runs the fault scenario: 200 creates with 20 ms per call, and 32 creates with a
 // slow listing (4 s per page). Run it with:
 //
 //	go test ./test/perf -run '^$' -bench BenchmarkCreateVolumeUnderFaults -benchtime 1x
 func BenchmarkCreateVolumeUnderFaults(b *testing.B) {
-	b.Run("20ms", func(b *testing.B) { benchFaults(b, 200, 0) })
-	b.Run("slow-listing", func(b *testing.B) { benchFaults(b, 32, 4*time.Second) })
+	b.Run("20ms", func(b *testing.B) { benchFaults(b, issueFaults(200, 0)) })
+	b.Run("slow-listing", func(b *testing.B) { benchFaults(b, issueFaults(32, 4*time.Second)) })
 }
 
-func benchFaults(b *testing.B, creates int, listLatency time.Duration) {
+func benchFaults(b *testing.B, l faultLoad) {
 	for b.Loop() {
-		r := runFaults(b, creates, listLatency)
+		r := runFaults(b, l)
 		if r.duplicateGIDs != 0 {
 			b.Fatalf("%d duplicate GIDs", r.duplicateGIDs)
 		}
 		b.ReportMetric(float64(r.firstAttemptFailures), "first-attempt-failures")
 		b.ReportMetric(float64(r.deadlineFailures), "deadline-exceeded")
 		b.ReportMetric(float64(r.largestBurst), "largest-failure-burst/s")
-		b.ReportMetric(float64(r.calls)/float64(creates), "calls/create")
+		b.ReportMetric(float64(r.calls)/float64(l.creates), "calls/create")
 		b.ReportMetric(float64(r.gaveUp), "creates-failing-after-3min")
 		b.ReportMetric(r.elapsed.Seconds(), "s-until-all-created")
 		b.ReportMetric(r.firstSuccess.Seconds(), "s-until-first-created")

@@ -10,6 +10,8 @@ import (
 	"github.com/operator-framework/api/pkg/manifests"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/workspace/workspacetest"
 )
 
 // resourceOf maps the kinds of operator/assets to their API group, resource and scope.
@@ -108,7 +110,7 @@ func TestPermissionsCoverTheOperatorsObjects(t *testing.T) {
 	for _, p := range spec.ClusterPermissions {
 		g.cluster = append(g.cluster, p.Rules...)
 	}
-	root := repoRoot(t)
+	root := workspacetest.Root(t)
 	roles := map[string]bool{}
 	for _, sub := range []string{"driver", "operator"} {
 		for _, a := range readAssets(t, filepath.Join(root, "operator", "assets", sub)) {

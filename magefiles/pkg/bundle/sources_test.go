@@ -7,13 +7,15 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/workspace/workspacetest"
 )
 
 // TestSourcesAgree keeps the one source of truth whole: the CSV, image-references (what ART reads), images.yaml
 // and operator/VERSION say the same thing, so that `mage bundle`, the Konflux bundle build (which runs it) and ART
 // build the same bundle.
 func TestSourcesAgree(t *testing.T) {
-	src := SourcesIn(repoRoot(t))
+	src := SourcesIn(workspacetest.Root(t))
 	csv, err := CSVImages(filepath.Join(src.Manifests, CSVFile))
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +42,7 @@ func TestSourcesAgree(t *testing.T) {
 			t.Errorf("%s: %q: want exactly <repository>@sha256:<digest>, the form nudges rewrite", n, ref)
 		}
 	}
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), "operator", "VERSION"))
+	data, err := os.ReadFile(filepath.Join(workspacetest.Root(t), "operator", "VERSION"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +57,7 @@ func TestSourcesAgree(t *testing.T) {
 // returns it.
 func renderShipped(t *testing.T, version string) string {
 	t.Helper()
-	src := SourcesIn(repoRoot(t))
+	src := SourcesIn(workspacetest.Root(t))
 	res, err := ResolveSources(src, nil, "")
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +84,7 @@ func readFile(t *testing.T, p string) string {
 // TestArtRewritesOnlyTheVersion renders the CSV for a build version as ART would (art.yaml) and checks that the
 // name, spec.version, skipRange and OPERATOR_IMAGE_VERSION change, and nothing else.
 func TestArtRewritesOnlyTheVersion(t *testing.T) {
-	plain := readFile(t, filepath.Join(SourcesIn(repoRoot(t)).Manifests, CSVFile))
+	plain := readFile(t, filepath.Join(SourcesIn(workspacetest.Root(t)).Manifests, CSVFile))
 	built := renderShipped(t, "5.0.1-202608211803")
 	pl, bl := strings.Split(plain, "\n"), strings.Split(built, "\n")
 	if len(pl) != len(bl) {
@@ -109,7 +111,7 @@ func TestArtRewritesOnlyTheVersion(t *testing.T) {
 // released name in the mirror set, on registry.redhat.io (Konflux's FBC validation refuses other registries for
 // what a catalog ships: konflux-ci/konflux-operator-tasks@dee7049 task/validate-fbc/0.2, trusted_registry_regex).
 func TestMirrorSetMapsTheBuiltImagesToTheirReleasedNames(t *testing.T) {
-	res, err := ResolveSources(SourcesIn(repoRoot(t)), nil, "")
+	res, err := ResolveSources(SourcesIn(workspacetest.Root(t)), nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,11 +124,11 @@ func TestMirrorSetMapsTheBuiltImagesToTheirReleasedNames(t *testing.T) {
 
 // TestNotRecorded is what `go tool mage konflux` reports: one line per placeholder digest, naming where it comes from.
 func TestNotRecorded(t *testing.T) {
-	lines, err := NotRecorded(repoRoot(t))
+	lines, err := NotRecorded(workspacetest.Root(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, _ := ResolveSources(SourcesIn(repoRoot(t)), nil, "")
+	res, _ := ResolveSources(SourcesIn(workspacetest.Root(t)), nil, "")
 	if len(lines) != len(Unrecorded(res)) {
 		t.Fatalf("NotRecorded %v, want one line per placeholder of %v", lines, Unrecorded(res))
 	}

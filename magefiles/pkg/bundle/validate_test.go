@@ -7,32 +7,23 @@ import (
 	"testing"
 
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/versions"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/workspace/workspacetest"
 )
 
 // k8sVersion is KUBE_VERSION of the repository's images/versions.conf, the version bundle runs validate against.
 func k8sVersion(t *testing.T) string {
 	t.Helper()
-	v, err := versions.Load(repoRoot(t))
+	v, err := versions.Load(workspacetest.Root(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return v.Get("KUBE_VERSION")
 }
 
-// repoRoot is the repository holding the shipped manifests.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
 // copySources copies the shipped manifests and CRDs into a temporary tree and applies edit to the CSV template.
 func copySources(t *testing.T, edit func(csv string) string) Sources {
 	t.Helper()
-	real := SourcesIn(repoRoot(t))
+	real := SourcesIn(workspacetest.Root(t))
 	dst := Sources{Manifests: filepath.Join(t.TempDir(), "manifests"), CRDs: filepath.Join(t.TempDir(), "crds"), MirrorSet: real.MirrorSet}
 	for _, pair := range [][2]string{{real.Manifests, dst.Manifests}, {real.CRDs, dst.CRDs}} {
 		err := filepath.WalkDir(pair[0], func(p string, d os.DirEntry, err error) error {

@@ -30,6 +30,7 @@ import (
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/bundle"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/platform"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/stamp"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/workspace/workspacetest"
 )
 
 var testTime = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
@@ -45,7 +46,7 @@ func startRegistry(t *testing.T) string {
 // pinImages pushes one small random image per bundle image to the registry and returns their digest pins.
 func pinImages(t *testing.T, reg string) map[string]string {
 	t.Helper()
-	images, err := bundle.ReadImages(filepath.Join(repoRoot(t), "operator", "manifests", bundle.ImagesFile))
+	images, err := bundle.ReadImages(filepath.Join(workspacetest.Root(t), "operator", "manifests", bundle.ImagesFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,21 +69,12 @@ func pinImages(t *testing.T, reg string) map[string]string {
 	return pins
 }
 
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
 // pushBundle renders, validates, builds and pushes the bundle of the shipped manifests at version.
 func pushBundle(t *testing.T, reg, version string, pins map[string]string) (dir, ref string) {
 	t.Helper()
 	dir = filepath.Join(t.TempDir(), "bundle")
 	res, err := bundle.Run(t.Context(), bundle.Options{
-		Sources: bundle.SourcesIn(repoRoot(t)), OutDir: dir, ImageOutDir: t.TempDir(),
+		Sources: bundle.SourcesIn(workspacetest.Root(t)), OutDir: dir, ImageOutDir: t.TempDir(),
 		Stamp: stamp.Stamp{Version: version, Commit: "0123456789abcdef0123456789abcdef01234567"}, MTime: testTime,
 		Pins: pins, RequireDigests: true, Platforms: platform.Supported(), Registry: reg + "/test", K8sVersion: "1.36",
 	})
@@ -190,7 +182,7 @@ func TestBundleAndCatalogAgainstOPM(t *testing.T) {
 
 func packageFile(t *testing.T) string {
 	t.Helper()
-	return filepath.Join(repoRoot(t), "operator", "manifests", bundle.PackageFile)
+	return filepath.Join(workspacetest.Root(t), "operator", "manifests", bundle.PackageFile)
 }
 
 // loadCatalog reads a catalog directory with operator-registry.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/bundle"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/versions"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/workspace/workspacetest"
 )
 
 // bundleRepository is where Konflux pushes the bundle, the repository every template names.
@@ -22,7 +23,7 @@ const bundleRepository = "quay.io/redhat-user-workloads/aws-efs-csi-tenant/aws-e
 // template's bundle reference replaced by replace (when not empty).
 func fragmentRoot(t *testing.T, mirrors string, replace func(string) string) string {
 	t.Helper()
-	root := repoRoot(t)
+	root := workspacetest.Root(t)
 	vs, err := Versions(root)
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +130,7 @@ func TestFragmentsRenderFromThePushedBundle(t *testing.T) {
 // the render of its template; a version without one is allowed only while its template names the placeholder
 // (before the bundle's first push), and is then reported by FragmentStatus (so by `go tool mage konflux`).
 func TestCommittedFragments(t *testing.T) {
-	root := repoRoot(t)
+	root := workspacetest.Root(t)
 	vs, err := Versions(root)
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +168,7 @@ func TestCommittedFragments(t *testing.T) {
 // (com.redhat.openshift.versions v<OPENSHIFT_MIN_VERSION>-v<OPENSHIFT_VERSION>), no gap, and the opm base of the
 // newest one is OPERATOR_REGISTRY_IMAGE of the versions file.
 func TestFragmentVersionsAreTheBundlesRange(t *testing.T) {
-	root := repoRoot(t)
+	root := workspacetest.Root(t)
 	vs, err := Versions(root)
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/platform"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/stamp"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/versions"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/workspace/workspacetest"
 )
 
 // shipped are the CSVs already installed on clusters. OpenShift's package: the CSV names, versions and skipRanges
@@ -88,14 +89,14 @@ func previousCatalog(t *testing.T) string {
 // existing install; the community package is left as it was, and OLM can resolve from the catalog (Resolvable:
 // the bundle was once added to the community package too, which made the whole catalog unresolvable).
 func TestUpgradeGraph(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), "operator", "VERSION"))
+	data, err := os.ReadFile(filepath.Join(workspacetest.Root(t), "operator", "VERSION"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	version := strings.TrimSpace(string(data))
 	ours := ourPackage + ".v" + version
 
-	images, err := bundle.ReadImages(filepath.Join(repoRoot(t), "operator", "manifests", bundle.ImagesFile))
+	images, err := bundle.ReadImages(filepath.Join(workspacetest.Root(t), "operator", "manifests", bundle.ImagesFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestUpgradeGraph(t *testing.T) {
 	}
 	bundleDir := filepath.Join(t.TempDir(), "bundle")
 	if _, err := bundle.Run(t.Context(), bundle.Options{
-		Sources: bundle.SourcesIn(repoRoot(t)), OutDir: bundleDir, ImageOutDir: t.TempDir(),
+		Sources: bundle.SourcesIn(workspacetest.Root(t)), OutDir: bundleDir, ImageOutDir: t.TempDir(),
 		Stamp: stamp.Stamp{Version: "v" + version, Commit: strings.Repeat("0", 40)}, MTime: testTime,
 		Pins: pins, RequireDigests: true, Platforms: []platform.Platform{{OS: "linux", Arch: "amd64"}}, K8sVersion: "1.36",
 	}); err != nil {
@@ -222,7 +223,7 @@ func channelHeadOf(t *testing.T, entries []declcfg.ChannelEntry) declcfg.Channel
 // TestVersionIsAboveEveryShippedVersion keeps operator/VERSION above the CSVs OLM must upgrade from: OLM never
 // upgrades to a lower version.
 func TestVersionIsAboveEveryShippedVersion(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), "operator", "VERSION"))
+	data, err := os.ReadFile(filepath.Join(workspacetest.Root(t), "operator", "VERSION"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +234,7 @@ func TestVersionIsAboveEveryShippedVersion(t *testing.T) {
 	// The scheme (docs/release.md#versions): the OpenShift stream of images/versions.conf, patch 1 or more. OpenShift's
 	// own builds of the stream are <stream>.0-<build>, semver prereleases of <stream>.0, so only a patch above 0
 	// keeps every build of ours (<version>-<build>, the lowest being <version>-0) above every build of theirs.
-	vs, err := versions.Load(repoRoot(t))
+	vs, err := versions.Load(workspacetest.Root(t))
 	if err != nil {
 		t.Fatal(err)
 	}

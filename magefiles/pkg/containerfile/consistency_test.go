@@ -21,17 +21,8 @@ import (
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/layer"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/rootfs"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/versions"
-	"github.com/openshift/aws-efs-csi/magefiles/pkg/workspace"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/workspace/workspacetest"
 )
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := workspace.Root(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
 
 func parseImage(t *testing.T, root, name string) File {
 	t.Helper()
@@ -72,7 +63,7 @@ func componentRepos(t *testing.T, root string) func(string) string {
 // on: the efs-utils base on an image of its runtime stage (FROM BASE_IMAGE), the driver on our aws-efs-utils-base
 // component, the operator on BASE_IMAGE.
 func TestContainerfileBasesAreMageBases(t *testing.T) {
-	root := repoRoot(t)
+	root := workspacetest.Root(t)
 	specs, v := defaultSpecs(t, root)
 	repos := componentRepos(t, root)
 	for _, spec := range specs {
@@ -85,7 +76,7 @@ func TestContainerfileBasesAreMageBases(t *testing.T) {
 // TestCheckBaseCatchesADifferentBase: a Containerfile whose base differs from mage's is reported, whichever of the
 // three kinds of base it is.
 func TestCheckBaseCatchesADifferentBase(t *testing.T) {
-	root := repoRoot(t)
+	root := workspacetest.Root(t)
 	specs, v := defaultSpecs(t, root)
 	repos := componentRepos(t, root)
 	for _, row := range []struct {
@@ -118,7 +109,7 @@ func TestCheckBaseCatchesADifferentBase(t *testing.T) {
 // TestContainerfilesMatchTheAssemblyConfig holds each Containerfile's final stage to the spec mage assembles:
 // labels, entrypoint, user, and the layers' files at the same paths with the same modes.
 func TestContainerfilesMatchTheAssemblyConfig(t *testing.T) {
-	root := repoRoot(t)
+	root := workspacetest.Root(t)
 	specs, _ := defaultSpecs(t, root)
 	for _, spec := range specs {
 		t.Run(spec.Name, func(t *testing.T) {
@@ -248,7 +239,7 @@ var rhelRoot = []struct{ path, link string }{
 // TestInstallLayoutScriptMatchesTheEFSUtilsLayer runs the script the Containerfile runs, on the real efs-utils
 // sources, into a RHEL-shaped root, and compares every path, type and mode with the layer mage builds.
 func TestInstallLayoutScriptMatchesTheEFSUtilsLayer(t *testing.T) {
-	root := repoRoot(t)
+	root := workspacetest.Root(t)
 	python, err := exec.LookPath("python3")
 	if err != nil {
 		t.Fatalf("python3 is needed to run images/aws-efs-utils-base/install-layout.py: %v", err)

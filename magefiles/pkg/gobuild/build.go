@@ -137,7 +137,7 @@ type compile struct {
 
 // args is the go build command line after "go build -o FILE". Everything here is part of the fingerprint.
 func (c compile) args() []string {
-	vp := c.artefact.Program.VersionPackage()
+	vp := c.artefact.Program.VersionPackage
 	ldflags := strings.Join([]string{
 		"-s", "-w", // no symbol table or DWARF: a third of the size; panics and pprof still symbolise from pclntab
 		"-buildid=",

@@ -38,7 +38,8 @@ func newWorkspace(t *testing.T) (string, Program) {
 			t.Fatal(err)
 		}
 	}
-	return root, Program{Module: "hello", ModulePath: "example.com/hello", Binary: "hello"}
+	return root, Program{Module: "hello", ModulePath: "example.com/hello", Binary: "hello",
+		VersionPackage: "example.com/hello/pkg/version"}
 }
 
 func options(root string, p Program, progress io.Writer) Options {

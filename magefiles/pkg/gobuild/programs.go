@@ -18,19 +18,25 @@ type Program struct {
 	ModulePath string
 	// Binary is the file name of the built program and the name of its directory under cmd/.
 	Binary string
+	// VersionPackage is the import path whose variables the linker stamps with the module's version, commit and
+	// tree state. Both shipped programs link the driver module's pkg/version, each stamped with its own module's
+	// version.
+	VersionPackage string
 }
 
 // Package is the main package, relative to the module directory.
 func (p Program) Package() string { return "./cmd/" + p.Binary }
 
-// VersionPackage is the import path whose variables the linker stamps.
-func (p Program) VersionPackage() string { return path.Join(p.ModulePath, "pkg", "version") }
+// sharedVersionPackage holds the build provenance of both programs (one copy; see its package doc).
+const sharedVersionPackage = "github.com/openshift/aws-efs-csi/driver/pkg/version"
 
 // Programs lists every program the release builds.
 func Programs() []Program {
 	return []Program{
-		{Module: "driver", ModulePath: "github.com/openshift/aws-efs-csi/driver", Binary: "aws-efs-csi-driver"},
-		{Module: "operator", ModulePath: "github.com/openshift/aws-efs-csi/operator", Binary: "aws-efs-csi-driver-operator"},
+		{Module: "driver", ModulePath: "github.com/openshift/aws-efs-csi/driver", Binary: "aws-efs-csi-driver",
+			VersionPackage: sharedVersionPackage},
+		{Module: "operator", ModulePath: "github.com/openshift/aws-efs-csi/operator", Binary: "aws-efs-csi-driver-operator",
+			VersionPackage: sharedVersionPackage},
 	}
 }
 

@@ -35,11 +35,11 @@ func TestParseJobs(t *testing.T) {
 func TestProgramsAreTheTwoShippedBinaries(t *testing.T) {
 	var got []string
 	for _, p := range Programs() {
-		got = append(got, p.Module+":"+p.Package()+":"+p.VersionPackage())
+		got = append(got, p.Module+":"+p.Package()+":"+p.VersionPackage)
 	}
 	want := []string{
 		"driver:./cmd/aws-efs-csi-driver:github.com/openshift/aws-efs-csi/driver/pkg/version",
-		"operator:./cmd/aws-efs-csi-driver-operator:github.com/openshift/aws-efs-csi/operator/pkg/version",
+		"operator:./cmd/aws-efs-csi-driver-operator:github.com/openshift/aws-efs-csi/driver/pkg/version",
 	}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("Programs = %v, want %v", got, want)

@@ -8,19 +8,11 @@ import (
 
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/bundle"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/containerfile"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/workspace/workspacetest"
 )
 
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
 func TestShippedPipelineRuns(t *testing.T) {
-	root := repoRoot(t)
+	root := workspacetest.Root(t)
 	runs, err := Load(filepath.Join(root, Dir))
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +30,7 @@ func TestShippedPipelineRuns(t *testing.T) {
 }
 
 func TestBundleContainerfileLabelsMatchAnnotations(t *testing.T) {
-	root := repoRoot(t)
+	root := workspacetest.Root(t)
 	f, err := containerfile.ParseFile(filepath.Join(root, "operator", "manifests", "bundle.Containerfile"))
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +56,7 @@ func TestBundleContainerfileLabelsMatchAnnotations(t *testing.T) {
 }
 
 func TestRPMInputMatchesContainerfile(t *testing.T) {
-	root := repoRoot(t)
+	root := workspacetest.Root(t)
 	f, err := containerfile.ParseFile(filepath.Join(root, "images", "aws-efs-utils-base", "Containerfile"))
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +73,7 @@ func TestRPMInputMatchesContainerfile(t *testing.T) {
 
 // TestCheckFindsProblems breaks a copy of one PipelineRun in each way the checks look for.
 func TestCheckFindsProblems(t *testing.T) {
-	root := repoRoot(t)
+	root := workspacetest.Root(t)
 	orig, err := os.ReadFile(filepath.Join(root, Dir, "aws-efs-utils-base-push.yaml"))
 	if err != nil {
 		t.Fatal(err)

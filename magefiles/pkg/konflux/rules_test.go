@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/catalog"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/workspace/workspacetest"
 )
 
 // TestRulesCatchBreakage breaks a copy of .tekton/ in each way the new rules look for and expects the problem.
 func TestRulesCatchBreakage(t *testing.T) {
-	root := repoRoot(t)
+	root := workspacetest.Root(t)
 	for _, tc := range []struct{ name, file, old, new, want string }{
 		{"floating task bundle", "image-build-pipeline.yaml", "task-init:0.4.2@sha256:421003a5c077ecb820460e71637125ec9093d2101c749a32ede28e190283e9db", "task-init:0.4", "task init: bundle \"quay.io/konflux-ci/tekton-catalog/task-init:0.4\""},
 		{"floating pipeline bundle", "aws-efs-csi-driver-push.yaml", "  pipelineRef:\n    name: aws-efs-csi-image-build\n", "  pipelineRef:\n    resolver: bundles\n    params:\n      - {name: bundle, value: quay.io/konflux-ci/tekton-catalog/pipeline-docker-build-multi-platform-oci-ta:devel}\n", "not a floating tag"},
@@ -81,7 +82,7 @@ func TestRulesCatchBreakage(t *testing.T) {
 // every other byte; the nudged file still passes the base-nudge rule, and DriverBase returns the new reference
 // while the placeholder is reported as a first push digest not recorded.
 func TestNudgeRewritesOnlyTheDigest(t *testing.T) {
-	root := repoRoot(t)
+	root := workspacetest.Root(t)
 	runs, err := Load(filepath.Join(root, Dir))
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +128,7 @@ func TestNudgeRewritesOnlyTheDigest(t *testing.T) {
 // TestLabelRulesCatchGaps: a Containerfile missing a required label, with another vendor, or whose version is
 // not its module's is reported.
 func TestLabelRulesCatchGaps(t *testing.T) {
-	root := repoRoot(t)
+	root := workspacetest.Root(t)
 	fake := t.TempDir()
 	for _, e := range []string{"driver", "operator"} {
 		if err := os.Symlink(filepath.Join(root, e), filepath.Join(fake, e)); err != nil {
@@ -170,7 +171,7 @@ func TestLabelRulesCatchGaps(t *testing.T) {
 // TestTagsWhereDigestsAreRequired: a reference to one of our components by tag, or any :latest, in a file a build
 // or a nudge reads is reported.
 func TestTagsWhereDigestsAreRequired(t *testing.T) {
-	root := repoRoot(t)
+	root := workspacetest.Root(t)
 	runs, err := Load(filepath.Join(root, Dir))
 	if err != nil {
 		t.Fatal(err)
@@ -209,7 +210,7 @@ func TestTagsWhereDigestsAreRequired(t *testing.T) {
 // TestBundleNudgeOfTheTemplates: build-service's rewrite for the bundle component changes only the digest of each
 // template, which then names the pushed bundle by digest (what catalog:render pulls), and Check stays green.
 func TestBundleNudgeOfTheTemplates(t *testing.T) {
-	root := repoRoot(t)
+	root := workspacetest.Root(t)
 	runs, err := Load(filepath.Join(root, Dir))
 	if err != nil {
 		t.Fatal(err)

@@ -23,10 +23,10 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	buildversion "github.com/openshift/aws-efs-csi/driver/pkg/version"
 	"github.com/openshift/aws-efs-csi/operator/pkg/config"
 	"github.com/openshift/aws-efs-csi/operator/pkg/operator"
 	"github.com/openshift/aws-efs-csi/operator/pkg/tlsprofile"
-	opversion "github.com/openshift/aws-efs-csi/operator/pkg/version"
 )
 
 const componentName = "aws-efs-csi-driver-operator"
@@ -49,7 +49,7 @@ func newRootCommand(out io.Writer) *cobra.Command {
 		Args:         cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if printVersion {
-				_, err := fmt.Fprintln(out, componentName, opversion.Get())
+				_, err := fmt.Fprintln(out, componentName, buildversion.Get())
 				return err
 			}
 			return cmd.Help()
@@ -68,7 +68,7 @@ func newRootCommand(out io.Writer) *cobra.Command {
 // the metrics and health server, --terminate-on-files, then operator.Run. Before it runs, the metrics and health
 // server is given the cluster's TLS profile (pkg/tlsprofile).
 func newStartCommand() *cobra.Command {
-	v := opversion.Get()
+	v := buildversion.Get()
 	tls := &tlsState{}
 	cmd := controllercmd.NewControllerCommandConfig(componentName, version.Info{GitVersion: v.Version, GitCommit: v.Commit}, tls.start, clock.RealClock{}).
 		NewCommandWithContext(context.Background())

@@ -82,6 +82,10 @@ func TestAccessPointTagsOnHyperShift(t *testing.T) {
 	eventually(t, 2*time.Minute, "every driver object", e.driverObjectsExist)
 
 	// A standalone cluster: OpenShift's operator leaves access points to the driver's --tags.
+	// Bounded, as "not tagged" has no event to wait on: on a standalone cluster the controller's sync returns
+	// before any AWS call (aptags.controller.state). It syncs on its Infrastructure informer's first event when it
+	// starts, with the controllers that made the driver objects above, so 5 s after those exist covers that first
+	// sync with room for a busy machine (a sync that tagged would make one TagResource call, milliseconds here).
 	time.Sleep(5 * time.Second)
 	if tags := apTags(t, awsURL, "fsap-0000000000000000a"); tags["team"] != "" {
 		t.Fatalf("access point tagged on a standalone cluster: %v", tags)
@@ -120,6 +124,9 @@ func TestAccessPointTagsOnHyperShift(t *testing.T) {
 	for _, n := range []string{"pv-a", "pv-b"} {
 		before[n] = ok(e.kube.CoreV1().PersistentVolumes().Get(ctx, n, metav1.GetOptions{}))(t).ResourceVersion
 	}
+	// Bounded, as "not written again" has no event to wait on: longer than the operator's resync in these tests
+	// (resync), so the periodic syncs of the operator's controllers, and any sync of this one they trigger through
+	// its Infrastructure informer, fall in the window; this controller's own periodic resync (30 min) is not waited for.
 	time.Sleep(resync + 5*time.Second)
 	for n, rv := range before {
 		if got := ok(e.kube.CoreV1().PersistentVolumes().Get(ctx, n, metav1.GetOptions{}))(t).ResourceVersion; got != rv {

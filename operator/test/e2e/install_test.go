@@ -103,6 +103,9 @@ func TestInstallFromNothing(t *testing.T) {
 		}
 		return nil
 	})
+	// Bounded, as "not installed" has no event to wait on: the missing gauge above proves the operator has run and
+	// seen no ClusterCSIDriver; its controllers start together and act on their informers' first events, so 3 s
+	// more would have shown a CSIDriver or DaemonSet written without waiting for the ClusterCSIDriver.
 	time.Sleep(3 * time.Second)
 	if _, err := e.kube.StorageV1().CSIDrivers().Get(t.Context(), "efs.csi.aws.com", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("CSIDriver before the ClusterCSIDriver exists: err = %v, want NotFound", err)
@@ -229,6 +232,8 @@ func (e *env) checkSteadyState(t *testing.T, op *runningOperator) {
 		}
 	}
 	n := op.writes.count()
+	// Bounded, as "writes nothing" has no event to wait on: 65 s spans the operator's resync (20 s here) and
+	// library-go's one-minute workload resync, each of which would show a write that is not idempotent.
 	time.Sleep(65 * time.Second)
 	if w := op.writes.since(n); len(w) > 0 {
 		t.Fatalf("steady state: %d writes over 65 s (resync %s), want 0: %v", len(w), resync, w)

@@ -62,7 +62,7 @@ type Options struct {
 	Root string
 	// OutDir receives one OCI layout per image, the manifest and the layer caches (Dir).
 	OutDir string
-	// ToolsDir holds the stand-in root tarball (standinroot.ToolsDir).
+	// ToolsDir holds the stand-in root tarball (toolcache.Dir).
 	ToolsDir string
 	// RootSpec is the stand-in root file system to build; the zero value means standinroot.Default().
 	RootSpec standinroot.Spec

@@ -4,7 +4,7 @@
 // and lays the trust store out as RHEL 9 does, so that the CA bundle OpenShift mounts over
 // /etc/pki/ca-trust/extracted/pem is what Go, OpenSSL and Python trust. The tarball is the form the images
 // target's `rootfs:` base reads. It is built once per key (suite, mirrors, packages, options and the trust-store
-// hook) into the tool cache outside the clone, atomically and under a lock.
+// hook) into the tool cache outside the clone (operator/test/toolcache), atomically and under its lock.
 package standinroot
 
 import (
@@ -18,8 +18,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/openshift/aws-efs-csi/operator/test/toolcache"
 )
 
 // Spec says what mmdebstrap builds.
@@ -128,29 +129,6 @@ func (s Spec) argv(target string) []string {
 // FileName is the tarball's name in the cache.
 func (s Spec) FileName() string { return "debian-" + s.Suite + "-root-" + s.Key() + ".tar" }
 
-// ToolsDirEnv names the tool cache; the default is ${XDG_CACHE_HOME:-$HOME/.cache}/aws-efs-csi/tools, the same
-// directory as the local cluster's Kubernetes binaries (operator/test/e2e/cluster.ToolsDir).
-const ToolsDirEnv = "AWS_EFS_CSI_TOOLS_DIR"
-
-// ToolsDir returns the tool cache directory.
-func ToolsDir(getenv func(string) string) (string, error) {
-	if d := getenv(ToolsDirEnv); d != "" {
-		if !filepath.IsAbs(d) {
-			return "", fmt.Errorf("%s %q: want an absolute directory", ToolsDirEnv, d)
-		}
-		return d, nil
-	}
-	cache := getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		home := getenv("HOME")
-		if home == "" {
-			return "", fmt.Errorf("neither %s, XDG_CACHE_HOME nor HOME is set: cannot choose a tool cache", ToolsDirEnv)
-		}
-		cache = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(cache, "aws-efs-csi", "tools"), nil
-}
-
 // Build returns the path of the root tarball of spec in toolsDir/debian-root, running mmdebstrap first when it is
 // not there. mmdebstrap writes into a temporary file that is renamed into place only when it succeeded, and a
 // lock file makes concurrent callers wait for one build. Progress goes to log (mmdebstrap's own lines included).
@@ -164,7 +142,7 @@ func Build(ctx context.Context, spec Spec, toolsDir string, log io.Writer) (stri
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	unlock, err := lock(ctx, filepath.Join(dir, "."+spec.FileName()+".lock"), log)
+	unlock, err := toolcache.Lock(ctx, filepath.Join(dir, "."+spec.FileName()+".lock"), "standinroot", log)
 	if err != nil {
 		return "", err
 	}
@@ -195,28 +173,4 @@ func Build(ctx context.Context, spec Spec, toolsDir string, log io.Writer) (stri
 	}
 	fmt.Fprintf(log, "standinroot: built %s in %s\n", out, time.Since(start).Round(time.Second))
 	return out, nil
-}
-
-// lock takes an exclusive flock on path, waiting while another process builds; the returned function releases it.
-func lock(ctx context.Context, path string, log io.Writer) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		fmt.Fprintf(log, "standinroot: waiting for another build holding %s\n", path)
-		done := make(chan error, 1)
-		go func() { done <- syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }()
-		select {
-		case err = <-done:
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		}
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("locking %s: %w", path, err)
-		}
-	}
-	return func() { f.Close() }, nil
 }

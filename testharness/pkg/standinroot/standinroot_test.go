@@ -142,33 +142,6 @@ func TestDefaultInstallsEveryRuntimeRPMsEquivalent(t *testing.T) {
 	}
 }
 
-func TestToolsDir(t *testing.T) {
-	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	rows := []struct {
-		env     map[string]string
-		want    string
-		wantErr string
-	}{
-		{map[string]string{ToolsDirEnv: "/cache/tools", "HOME": "/root"}, "/cache/tools", ""},
-		{map[string]string{"XDG_CACHE_HOME": "/xdg", "HOME": "/root"}, "/xdg/aws-efs-csi/tools", ""},
-		{map[string]string{"HOME": "/root"}, "/root/.cache/aws-efs-csi/tools", ""},
-		{map[string]string{ToolsDirEnv: "rel"}, "", "want an absolute directory"},
-		{map[string]string{}, "", "cannot choose a tool cache"},
-	}
-	for _, r := range rows {
-		got, err := ToolsDir(env(r.env))
-		if r.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), r.wantErr) {
-				t.Errorf("ToolsDir(%v) error = %v; want %q", r.env, err, r.wantErr)
-			}
-			continue
-		}
-		if err != nil || got != r.want {
-			t.Errorf("ToolsDir(%v) = %q, %v; want %q", r.env, got, err, r.want)
-		}
-	}
-}
-
 // A cached tarball is returned without running mmdebstrap, and concurrent callers agree on it.
 func TestBuildReturnsTheCachedTarball(t *testing.T) {
 	tools := t.TempDir()

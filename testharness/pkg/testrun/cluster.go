@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/openshift/aws-efs-csi/operator/test/toolcache"
 	"github.com/openshift/aws-efs-csi/testharness/pkg/clusterimages"
-	"github.com/openshift/aws-efs-csi/testharness/pkg/standinroot"
 	"github.com/openshift/aws-efs-csi/testharness/pkg/sysdeps"
 )
 
@@ -57,11 +57,17 @@ var ClusterImagesNeeds = []sysdeps.Requirement{
 // directory, the value of clusterimages.ImagesDirEnv. The driver image for the cluster is built when the mount.nfs4
 // stand-in (clusterimages.MountStandInPackage) is in the tree, with the test CA of clusterimages.TestCADir.
 func ClusterImages(ctx context.Context, root string, getenv func(string) string, out io.Writer) (string, error) {
-	tools, err := standinroot.ToolsDir(getenv)
+	return buildClusterImages(ctx, root, clusterimages.Dir(root), nil, getenv, out)
+}
+
+// buildClusterImages is ClusterImages into outDir, with versions overriding modules' versions
+// (clusterimages.Options.Versions; nil keeps the tree's): the release under test and the next one (prepareNext).
+func buildClusterImages(ctx context.Context, root, outDir string, versions map[string]string, getenv func(string) string, out io.Writer) (string, error) {
+	tools, err := toolcache.Dir(getenv)
 	if err != nil {
 		return "", err
 	}
-	opts := clusterimages.Options{Root: root, OutDir: clusterimages.Dir(root), ToolsDir: tools, Log: out}
+	opts := clusterimages.Options{Root: root, OutDir: outDir, ToolsDir: tools, Versions: versions, Log: out}
 	rel := strings.TrimPrefix(clusterimages.MountStandInPackage, "github.com/openshift/aws-efs-csi/")
 	if _, err := os.Stat(filepath.Join(root, rel)); err == nil {
 		opts.MountStandIn, opts.MountStandInEnv = clusterimages.MountStandInPackage, clusterimages.MountStandInEnv

@@ -16,7 +16,6 @@ import (
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/catalog"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/stamp"
 	"github.com/openshift/aws-efs-csi/testharness/pkg/clusterimages"
-	"github.com/openshift/aws-efs-csi/testharness/pkg/standinroot"
 )
 
 // The stack suite: our operator installed from its bundle on the local cluster (tag "cluster"), directly and
@@ -63,7 +62,7 @@ func PrepareStack(ctx context.Context, root string, getenv func(string) string, 
 	}
 	env := []string{clusterimages.ImagesDirEnv + "=" + images, stackDirEnv + "=" + StackDir(root),
 		clusterimages.TestCADirEnv + "=" + clusterimages.TestCADir(root)}
-	if err := prepareStack(ctx, root, env, out); err != nil {
+	if err := prepareStack(ctx, root, images, out); err != nil {
 		return nil, err
 	}
 	next, err := prepareNext(ctx, root, getenv, out)
@@ -95,75 +94,53 @@ func prepareNext(ctx context.Context, root string, getenv func(string) string, o
 		v.Pre, v.Build = nil, nil
 		versions[module] = "v" + v.String()
 	}
-	tools, err := standinroot.ToolsDir(getenv)
+	images, err := buildClusterImages(ctx, root, clusterimages.Dir(root)+"-next", versions, getenv, out)
 	if err != nil {
 		return "", err
 	}
-	images := clusterimages.Dir(root) + "-next"
-	opts := clusterimages.Options{Root: root, OutDir: images, ToolsDir: tools, MountStandIn: clusterimages.MountStandInPackage,
-		MountStandInEnv: clusterimages.MountStandInEnv, NFSClient: clusterimages.NFSClientFiles, TestCADir: clusterimages.TestCADir(root), Versions: versions, Log: out}
-	if err := os.MkdirAll(images, 0o755); err != nil {
-		return "", err
-	}
-	if _, err := clusterimages.Build(ctx, opts); err != nil {
-		return "", err
-	}
-	dir := filepath.Join(StackDir(root), "next")
-	cmd := exec.CommandContext(ctx, "go", "run", stackImagesCmd, "--dir", dir)
-	cmd.Dir = filepath.Join(root, clusterSuiteDir)
-	cmd.Env = append(os.Environ(), clusterimages.ImagesDirEnv+"="+images)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("writing the next release's stack images: %w", err)
-	}
-	bundleEnv := map[string]string{bundle.EnvImages: filepath.Join(dir, "pins.txt"), bundle.EnvRequireDigests: "true", "REGISTRY": ""}
-	bopts, err := bundle.OptionsFromEnv(ctx, root, func(k string) string {
-		if v, ok := bundleEnv[k]; ok {
-			return v
-		}
-		return os.Getenv(k)
-	})
-	if err != nil {
-		return "", err
-	}
-	bopts.Stamp.Version = versions["operator"]
-	bopts.OutDir, bopts.ImageOutDir, bopts.Progress = filepath.Join(dir, "bundle"), filepath.Join(dir, "bundle-image"), out
-	res, err := bundle.Run(ctx, bopts)
-	if err != nil {
-		return "", err
-	}
-	if err := os.CopyFS(filepath.Join(dir, "catalog"), os.DirFS(filepath.Join(StackDir(root), "catalog"))); err != nil {
-		return "", err
-	}
-	_, err = catalog.Run(ctx, catalog.Options{
-		BundleDir: bopts.OutDir, BundleImage: stackBundleRepository + "@" + res.Image.Digest.String(),
-		PackageFile: filepath.Join(root, "operator", "manifests", bundle.PackageFile), Dir: filepath.Join(dir, "catalog"),
-		Progress: out,
-	})
-	return images, err
+	next := release{dir: filepath.Join(StackDir(root), "next"), images: images, operatorVersion: versions["operator"],
+		baseCatalog: filepath.Join(StackDir(root), "catalog")}
+	return images, writeRelease(ctx, root, next, out)
 }
 
 // StackNeeds is what preparing and running the stack suite needs from the system.
 var StackNeeds = slices.Concat(raceNeeds, ClusterNeeds, ClusterImagesNeeds, OLMNeeds, RealNFSNeeds)
 
-// prepareStack writes the stack's images and their pins into StackDir (the stackimages command, run with env, which
-// names the project's images), then renders the bundle there with those pins, as
-// `BUNDLE_IMAGES=<pins> BUNDLE_REQUIRE_DIGESTS=true go tool mage bundle` would, never pushing, and the catalog
-// holding it, as `CATALOG_BUNDLE_IMAGE=<bundle by digest> go tool mage catalog` would (no catalog image: the suite
-// serves the directory).
-func prepareStack(ctx context.Context, root string, env []string, out io.Writer) error {
+// prepareStack writes the release under test into StackDir (writeRelease, in a catalog of its own), from the project's
+// images in images.
+func prepareStack(ctx context.Context, root, images string, out io.Writer) error {
 	dir := StackDir(root)
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, "go", "run", stackImagesCmd, "--dir", dir)
+	return writeRelease(ctx, root, release{dir: dir, images: images}, out)
+}
+
+// release is one release of the operator written for the stack suite.
+type release struct {
+	// dir receives the stack images' pins, the bundle, its image and the catalog.
+	dir string
+	// images is the directory of the project's images for the cluster (clusterimages.ImagesDirEnv).
+	images string
+	// operatorVersion overrides the bundle's version; empty keeps the tree's.
+	operatorVersion string
+	// baseCatalog is the catalog the bundle is added to (copied into dir/catalog first); empty starts a new one.
+	baseCatalog string
+}
+
+// writeRelease writes r's stack images and their pins into r.dir (the stackimages command), then renders the bundle
+// there with those pins, as `BUNDLE_IMAGES=<pins> BUNDLE_REQUIRE_DIGESTS=true go tool mage bundle` would, never
+// pushing, and adds it to the catalog in r.dir/catalog (a copy of r.baseCatalog, or a new one), as `CATALOG_BUNDLE_IMAGE=<bundle by digest> go tool mage
+// catalog` would (no catalog image: the suite serves the directory).
+func writeRelease(ctx context.Context, root string, r release, out io.Writer) error {
+	cmd := exec.CommandContext(ctx, "go", "run", stackImagesCmd, "--dir", r.dir)
 	cmd.Dir = filepath.Join(root, clusterSuiteDir)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(os.Environ(), clusterimages.ImagesDirEnv+"="+r.images)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("writing the stack's images: %w", err)
+		return fmt.Errorf("writing the stack images of %s: %w", r.dir, err)
 	}
-	bundleEnv := map[string]string{bundle.EnvImages: filepath.Join(dir, "pins.txt"), bundle.EnvRequireDigests: "true", "REGISTRY": ""}
+	bundleEnv := map[string]string{bundle.EnvImages: filepath.Join(r.dir, "pins.txt"), bundle.EnvRequireDigests: "true", "REGISTRY": ""}
 	opts, err := bundle.OptionsFromEnv(ctx, root, func(k string) string {
 		if v, ok := bundleEnv[k]; ok {
 			return v
@@ -173,15 +150,23 @@ func prepareStack(ctx context.Context, root string, env []string, out io.Writer)
 	if err != nil {
 		return err
 	}
-	opts.OutDir, opts.ImageOutDir, opts.Progress = filepath.Join(dir, "bundle"), filepath.Join(dir, "bundle-image"), out
+	if r.operatorVersion != "" {
+		opts.Stamp.Version = r.operatorVersion
+	}
+	opts.OutDir, opts.ImageOutDir, opts.Progress = filepath.Join(r.dir, "bundle"), filepath.Join(r.dir, "bundle-image"), out
 	res, err := bundle.Run(ctx, opts)
 	if err != nil {
 		return err
 	}
+	if r.baseCatalog != "" {
+		if err := os.CopyFS(filepath.Join(r.dir, "catalog"), os.DirFS(r.baseCatalog)); err != nil {
+			return err
+		}
+	}
 	_, err = catalog.Run(ctx, catalog.Options{
 		BundleDir: opts.OutDir, BundleImage: stackBundleRepository + "@" + res.Image.Digest.String(),
-		PackageFile: filepath.Join(root, "operator", "manifests", bundle.PackageFile), Dir: filepath.Join(dir, "catalog"), Fresh: true,
-		Progress: out,
+		PackageFile: filepath.Join(root, "operator", "manifests", bundle.PackageFile), Dir: filepath.Join(r.dir, "catalog"),
+		Fresh: r.baseCatalog == "", Progress: out,
 	})
 	return err
 }

@@ -15,11 +15,7 @@ import (
 )
 
 func TestPlanRunsTheStackSuiteWithItsDirectory(t *testing.T) {
-	root := writeWorkspace(t, false)
-	if err := os.MkdirAll(filepath.Join(root, clusterSuiteDir, stackSuitePackage), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	suites, err := Plan(root, Options{GoTestFlags: []string{"-count=1"}})
+	suites, err := Plan(writeWorkspace(t), Options{GoTestFlags: []string{"-count=1"}})
 	if err != nil {
 		t.Fatal(err)
 	}

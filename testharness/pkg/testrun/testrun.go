@@ -90,14 +90,18 @@ var pythonNeeds = []sysdeps.Requirement{
 }
 
 // Plan lists the suites of the repository at root: `go test -race ./...` in every go.work module (this harness's
-// module among them), the efs-utils pytest suite when efs-utils/ exists, then the local cluster suite when its
-// package exists (it first
-// builds the project's images for the cluster, ClusterImages, and finds them through clusterimages.ImagesDirEnv),
-// then the stack suite when its package exists (it installs OLM on its cluster and builds OLM's commands into the
-// tool cache the first time).
+// module among them), the efs-utils pytest suite, then the local cluster suite (it first builds the project's
+// images for the cluster, ClusterImages, and finds them through clusterimages.ImagesDirEnv), then the stack suite
+// (it installs OLM on its cluster and builds OLM's commands into the tool cache the first time).
+//
+// Every suite is part of the plan: a suite whose folder is missing is an error naming the folder, never a suite
+// left out without a word, so that a move or a rename cannot make a run pass by running less.
 func Plan(root string, opts Options) ([]Suite, error) {
 	mods, err := workspace.Modules(root)
 	if err != nil {
+		return nil, err
+	}
+	if err := suiteFoldersExist(root); err != nil {
 		return nil, err
 	}
 	var suites []Suite
@@ -111,31 +115,47 @@ func Plan(root string, opts Options) ([]Suite, error) {
 			Requires: goNeeds(m.Dir),
 		})
 	}
-	if _, err := os.Stat(filepath.Join(root, "efs-utils")); err == nil {
-		suites = append(suites, Suite{
-			Name:     "pytest efs-utils",
-			Dir:      ".",
-			Argv:     []string{"/usr/bin/python3", "-m", "pytest", "-q", "efs-utils"},
-			Env:      []string{"PYTHONDONTWRITEBYTECODE=1"},
-			Requires: pythonNeeds,
-		})
+	suites = append(suites, Suite{
+		Name:     "pytest efs-utils",
+		Dir:      ".",
+		Argv:     []string{"/usr/bin/python3", "-m", "pytest", "-q", efsUtilsDir},
+		Env:      []string{"PYTHONDONTWRITEBYTECODE=1"},
+		Requires: pythonNeeds,
+	})
+	// -v: a cluster suite runs for minutes; each subtest shows as it starts and with its time as it ends.
+	argv := append([]string{"go", "test", "-race", "-tags", "cluster", "-timeout", "40m", "-v"}, opts.GoTestFlags...)
+	suites = append(suites, Suite{
+		Name:     "cluster " + clusterSuiteDir + "/" + strings.TrimPrefix(clusterSuitePackage, "./"),
+		Dir:      clusterSuiteDir,
+		Argv:     append(argv, clusterSuitePackage),
+		Env:      []string{"CGO_ENABLED=1"},
+		Requires: append(append(append([]sysdeps.Requirement{}, raceNeeds...), ClusterNeeds...), ClusterImagesNeeds...),
+		Prepare:  clusterImages(root),
+	})
+	return append(suites, stackSuite(root, opts.GoTestFlags)), nil
+}
+
+// efsUtilsDir holds the efs-utils pytest suite, relative to the repository root.
+const efsUtilsDir = "efs-utils"
+
+// suiteFoldersExist fails, naming each one, when the folder of a suite beyond the go.work modules is missing.
+func suiteFoldersExist(root string) error {
+	var missing []string
+	for _, dir := range []string{
+		efsUtilsDir,
+		filepath.Join(clusterSuiteDir, clusterSuitePackage),
+		filepath.Join(clusterSuiteDir, stackSuitePackage),
+	} {
+		if st, err := os.Stat(filepath.Join(root, dir)); err != nil || !st.IsDir() {
+			missing = append(missing, dir)
+		}
 	}
-	if _, err := os.Stat(filepath.Join(root, clusterSuiteDir, clusterSuitePackage)); err == nil {
-		// -v: a cluster suite runs for minutes; each subtest shows as it starts and with its time as it ends.
-		argv := append([]string{"go", "test", "-race", "-tags", "cluster", "-timeout", "40m", "-v"}, opts.GoTestFlags...)
-		suites = append(suites, Suite{
-			Name:     "cluster " + clusterSuiteDir + "/" + strings.TrimPrefix(clusterSuitePackage, "./"),
-			Dir:      clusterSuiteDir,
-			Argv:     append(argv, clusterSuitePackage),
-			Env:      []string{"CGO_ENABLED=1"},
-			Requires: append(append(append([]sysdeps.Requirement{}, raceNeeds...), ClusterNeeds...), ClusterImagesNeeds...),
-			Prepare:  clusterImages(root),
-		})
+	if len(missing) > 0 {
+		return fmt.Errorf("test plan: missing suite folder under %s: %s; every suite must run: restore it "+
+			"(git checkout -- <folder>) or, when a suite moved, change its folder in testharness/pkg/testrun",
+			root, strings.Join(missing, ", "))
 	}
-	if _, err := os.Stat(filepath.Join(root, clusterSuiteDir, stackSuitePackage)); err == nil {
-		suites = append(suites, stackSuite(root, opts.GoTestFlags))
-	}
-	return suites, nil
+	return nil
 }
 
 // Requirements is the union of what the suites need, each requirement once.

@@ -13,16 +13,17 @@ import (
 	"testing"
 )
 
-func writeWorkspace(t *testing.T, withEFSUtils bool) string {
+// writeWorkspace writes a repository with two modules and the folder of every other suite.
+func writeWorkspace(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
 	files := map[string]string{
-		"go.work":         "go 1.26\n\nuse (\n\t./driver\n\t./operator\n)\n",
-		"driver/go.mod":   "module example.com/driver\n\ngo 1.26\n",
-		"operator/go.mod": "module example.com/operator\n\ngo 1.26\n",
-	}
-	if withEFSUtils {
-		files["efs-utils/README.md"] = "x"
+		"go.work":                              "go 1.26\n\nuse (\n\t./driver\n\t./operator\n)\n",
+		"driver/go.mod":                        "module example.com/driver\n\ngo 1.26\n",
+		"operator/go.mod":                      "module example.com/operator\n\ngo 1.26\n",
+		"efs-utils/README.md":                  "x",
+		"operator/test/e2e/localcluster/x.go":  "package localcluster\n",
+		"operator/test/e2e/stack/main_test.go": "package stack\n",
 	}
 	for name, content := range files {
 		p := filepath.Join(root, name)
@@ -37,7 +38,7 @@ func writeWorkspace(t *testing.T, withEFSUtils bool) string {
 }
 
 func TestPlan(t *testing.T) {
-	suites, err := Plan(writeWorkspace(t, false), Options{GoTestFlags: []string{"-run", "TestX"}})
+	suites, err := Plan(writeWorkspace(t), Options{GoTestFlags: []string{"-run", "TestX"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,25 +46,36 @@ func TestPlan(t *testing.T) {
 	for _, s := range suites {
 		names = append(names, s.Name)
 	}
-	if !reflect.DeepEqual(names, []string{"go driver", "go operator"}) {
-		t.Fatalf("suites = %v", names)
+	wantNames := []string{"go driver", "go operator", "pytest efs-utils", "cluster operator/test/e2e/localcluster", "cluster operator/test/e2e/stack"}
+	if !reflect.DeepEqual(names, wantNames) {
+		t.Fatalf("suites = %v, want %v", names, wantNames)
 	}
 	want := []string{"go", "test", "-race", "-timeout", "30m", "-run", "TestX", "./..."}
 	if !reflect.DeepEqual(suites[0].Argv, want) || suites[0].Dir != "driver" {
 		t.Fatalf("driver suite = %+v, want argv %v in driver", suites[0], want)
 	}
-
-	suites, err = Plan(writeWorkspace(t, true), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	last := suites[len(suites)-1]
-	if last.Name != "pytest efs-utils" || len(last.Requires) == 0 {
-		t.Fatalf("with efs-utils/, last suite = %+v, want pytest with requirements", last)
+	if py := suites[2]; len(py.Requires) == 0 || py.Argv[len(py.Argv)-1] != "efs-utils" {
+		t.Fatalf("efs-utils suite = %+v, want pytest of efs-utils with requirements", py)
 	}
 	// each once, though driver and operator both need race and Python; the driver alone needs the real NFS
-	if len(Requirements(suites)) != len(raceNeeds)+len(pythonNeeds)+len(RealNFSNeeds) {
-		t.Fatalf("Requirements = %v", Requirements(suites))
+	if n := len(Requirements(suites[:3])); n != len(raceNeeds)+len(pythonNeeds)+len(RealNFSNeeds) {
+		t.Fatalf("Requirements of the go and pytest suites = %v", Requirements(suites[:3]))
+	}
+}
+
+// A suite whose folder is gone fails the plan, naming the folder, instead of leaving the suite out.
+func TestPlanFailsWhenASuiteFolderIsMissing(t *testing.T) {
+	for _, dir := range []string{"efs-utils", "operator/test/e2e/localcluster", "operator/test/e2e/stack"} {
+		t.Run(dir, func(t *testing.T) {
+			root := writeWorkspace(t)
+			if err := os.RemoveAll(filepath.Join(root, dir)); err != nil {
+				t.Fatal(err)
+			}
+			suites, err := Plan(root, Options{})
+			if err == nil || !strings.Contains(err.Error(), "missing suite folder under "+root+": "+dir+";") {
+				t.Fatalf("Plan without %s = %d suites, %v; want an error naming %s", dir, len(suites), err, dir)
+			}
+		})
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,11 +77,13 @@ func TestDriverPublishThroughStandin(t *testing.T) {
 	for _, st := range states {
 		relay = st.PID
 	}
-	// The watchdog leaves a mount alone for its first 30 s (efs-utils 1.36's MOUNT_GRACE_SEC); after that, with
-	// unmount_count_for_consistency=0, one poll (every second here) that misses it in the mount table marks it
-	// unmounted, and the relay is stopped 2 s later. 35 s after the mount the relay must still run and its state
-	// must not be marked unmounted.
-	time.Sleep(35 * time.Second)
+	// The watchdog leaves a mount alone for its first 30 s after the state's mount_time (efs-utils 1.36's
+	// MOUNT_GRACE_SEC); after that, with unmount_count_for_consistency=0, one poll (every second here) that misses
+	// it in the mount table marks it unmounted, and the relay is stopped at the first poll 2 s later. So the wait is
+	// bounded by the state's own clock: by mount_time + 30 s + 1 s (a poll) + 2 s (unmount grace) + 1 s (the poll
+	// that stops the relay) + 1 s (slack for a busy machine), a watchdog that missed the mount would have stopped
+	// the relay, and this one must not have.
+	time.Sleep(time.Until(mountTime(t, node.StateDir).Add(35 * time.Second)))
 	if err := syscall.Kill(relay, 0); err != nil {
 		t.Fatalf("the watchdog stopped the relay of a mounted volume: %v\n%s", err, d.Logs())
 	}
@@ -104,6 +107,22 @@ func TestDriverPublishThroughStandin(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "data")); err != nil {
 		t.Fatalf("data lost after unpublish: %v", err)
 	}
+}
+
+// mountTime returns the mount_time (seconds since the epoch, written by mount.efs) of the one state file in dir.
+func mountTime(t *testing.T, dir string) time.Time {
+	t.Helper()
+	for name, raw := range rawStates(t, dir) {
+		var st struct {
+			MountTime float64 `json:"mount_time"`
+		}
+		if err := json.Unmarshal([]byte(raw), &st); err != nil || st.MountTime == 0 {
+			t.Fatalf("state file %s has no mount_time (%v): %s", name, err, raw)
+		}
+		return time.Unix(0, int64(st.MountTime*float64(time.Second)))
+	}
+	t.Fatalf("no state file in %s", dir)
+	return time.Time{}
 }
 
 // rawStates returns the efs-utils state files (fs-…) of dir as text.

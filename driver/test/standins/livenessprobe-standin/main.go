@@ -6,50 +6,34 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/kubernetes-csi/csi-lib-utils/connection"
-	"github.com/kubernetes-csi/csi-lib-utils/rpc"
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/version"
+	"github.com/openshift/aws-efs-csi/driver/test/standins/internal/sidecarcmd"
 )
 
 const name = "livenessprobe-standin"
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:])
-	stop()
-	klog.Flush()
-	os.Exit(code)
-}
+func main() { sidecarcmd.Main(run) }
 
 // run parses the flags and serves /healthz until ctx ends; it returns the process exit code.
 func run(ctx context.Context, args []string) int {
 	opts, ignored, err := parseOptions(args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, name+":", err)
-		return 2
+		return sidecarcmd.ExitCode(name, err, os.Stderr)
 	}
-	for _, f := range ignored {
-		klog.Warningf("%s is a flag of the real livenessprobe that this stand-in ignores", f)
-	}
+	sidecarcmd.WarnIgnored("livenessprobe", ignored)
 	klog.InfoS("Starting", "standIn", name, "build", version.Get().String())
 	// Like the real sidecar: wait for the driver without a deadline and ask its name before serving, so that
 	// the kubelet's probe is refused (fails) until the driver is up instead of this container crashing.
-	driverName, err := readDriverName(ctx, opts.CSIAddress)
+	driverName, err := sidecarcmd.ReadDriverName(ctx, opts.CSIAddress, 0, connection.WithTimeout(0))
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0
@@ -62,15 +46,6 @@ func run(ctx context.Context, args []string) int {
 		return 1
 	}
 	return 0
-}
-
-func readDriverName(ctx context.Context, address string) (string, error) {
-	conn, err := connection.Connect(ctx, address, nil, connection.WithTimeout(0))
-	if err != nil {
-		return "", fmt.Errorf("connect to %s: %w", address, err)
-	}
-	defer func() { _ = conn.Close() }()
-	return rpc.GetDriverName(ctx, conn)
 }
 
 // serve answers /healthz on addr until ctx ends.

@@ -2,13 +2,12 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"time"
 
+	"github.com/openshift/aws-efs-csi/driver/test/standins/internal/sidecarcmd"
 	"github.com/openshift/aws-efs-csi/driver/test/standins/internal/sidecarflags"
 )
 
@@ -71,20 +70,11 @@ func (o *Options) listenAddress() string {
 // parseOptions parses and validates the command line; it also returns the real livenessprobe's flags that were
 // set and are ignored here.
 func parseOptions(args []string) (*Options, []string, error) {
-	fs := sidecarflags.New(name)
 	var o Options
-	o.AddFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(os.Stderr)
-			fs.PrintDefaults()
-		}
+	ignored, err := sidecarcmd.Parse(name, &o, args)
+	if err != nil {
 		return nil, nil, err
 	}
-	if err := o.Validate(); err != nil {
-		return nil, nil, err
-	}
-	ignored := fs.Ignored()
 	if o.MetricsAddress != "" {
 		ignored = append(ignored, "--metrics-address="+o.MetricsAddress)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -25,8 +24,8 @@ func TestAgainstTheDriver(t *testing.T) {
 	bin := standintest.Build(t, name)
 
 	t.Run("SIGTERM while waiting for a driver that never comes exits 0", func(t *testing.T) {
-		p := standintest.Start(t, bin, "--csi-address="+t.TempDir()+"/csi.sock", "--http-endpoint=127.0.0.1:0")
-		time.Sleep(500 * time.Millisecond)
+		p := standintest.Start(t, bin, "--csi-address="+t.TempDir()+"/csi.sock", "--http-endpoint=127.0.0.1:0", "--v=5")
+		p.WaitLog(t, standintest.ConnectingLog) // it waits for the driver now
 		p.Signal(t, syscall.SIGTERM)
 		if code := p.Wait(t); code != 0 {
 			t.Fatalf("exit code after SIGTERM = %d, want 0", code)
@@ -34,23 +33,24 @@ func TestAgainstTheDriver(t *testing.T) {
 	})
 
 	p := standintest.Start(t, bin, "--csi-address="+node.Socket, "--http-endpoint=127.0.0.1:0", "--probe-timeout=1s", "--v=5")
-	time.Sleep(time.Second)
+	p.WaitLog(t, standintest.ConnectingLog)
+	time.Sleep(standintest.RedialBound) // bounded: see RedialBound
 	if healthLog.MatchString(p.Logs()) || p.Exited() {
 		t.Fatalf("before the driver runs the stand-in must wait, neither serve nor exit (exited: %v)", p.Exited())
 	}
 	drv := start()
 	healthz := "http://" + p.WaitLog(t, healthLog)[1] + "/healthz"
-	if code, body := get(t, healthz); code != http.StatusOK || body != "ok" {
+	if code, body := standintest.Get(t, healthz); code != http.StatusOK || body != "ok" {
 		t.Fatalf("GET /healthz while the driver serves = %d %q, want 200 ok", code, body)
 	}
 
 	drv.Stop()
-	if code, body := get(t, healthz); code != http.StatusInternalServerError || !strings.Contains(body, "connect to the CSI driver at "+node.Socket) {
+	if code, body := standintest.Get(t, healthz); code != http.StatusInternalServerError || !strings.Contains(body, "connect to the CSI driver at "+node.Socket) {
 		t.Fatalf("GET /healthz after the driver stopped = %d %q, want 500 naming the driver socket", code, body)
 	}
 
 	start()
-	if code, body := get(t, healthz); code != http.StatusOK || body != "ok" {
+	if code, body := standintest.Get(t, healthz); code != http.StatusOK || body != "ok" {
 		t.Fatalf("GET /healthz after the driver restarted = %d %q, want 200 ok", code, body)
 	}
 
@@ -58,15 +58,4 @@ func TestAgainstTheDriver(t *testing.T) {
 	if code := p.Wait(t); code != 0 {
 		t.Fatalf("exit code after SIGTERM = %d, want 0", code)
 	}
-}
-
-func get(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
 }

@@ -8,57 +8,42 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
-	"github.com/kubernetes-csi/csi-lib-utils/connection"
-	"github.com/kubernetes-csi/csi-lib-utils/rpc"
 	"google.golang.org/grpc"
 	"k8s.io/klog/v2"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 
 	"github.com/openshift/aws-efs-csi/driver/pkg/version"
+	"github.com/openshift/aws-efs-csi/driver/test/standins/internal/sidecarcmd"
 )
 
 const name = "node-driver-registrar-standin"
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:])
-	stop()
-	klog.Flush()
-	os.Exit(code)
-}
+func main() { sidecarcmd.Main(run) }
 
 // run parses the flags, registers and serves until ctx ends or the kubelet reports a failed registration; it
 // returns the process exit code.
 func run(ctx context.Context, args []string) int {
 	opts, ignored, err := parseOptions(args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, name+":", err)
-		return 2
+		return sidecarcmd.ExitCode(name, err, os.Stderr)
 	}
 	if opts.Version {
 		fmt.Println(name, version.Get())
 		return 0
 	}
-	for _, f := range ignored {
-		klog.Warningf("%s is a flag of the real node-driver-registrar that this stand-in ignores", f)
-	}
+	sidecarcmd.WarnIgnored("node-driver-registrar", ignored)
 	if opts.Mode == probeMode {
 		return 0
 	}
 	klog.InfoS("Starting", "standIn", name, "build", version.Get().String())
-	driverName, err := readDriverName(ctx, opts.CSIAddress, opts.Timeout)
+	// The real registrar waits for the driver's socket up to 30 s (csi-lib-utils' default) and bounds the call.
+	driverName, err := sidecarcmd.ReadDriverName(ctx, opts.CSIAddress, opts.Timeout)
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0 // stopped while waiting for the driver
@@ -71,18 +56,6 @@ func run(ctx context.Context, args []string) int {
 		return 1
 	}
 	return 0
-}
-
-// readDriverName waits for the driver's socket (up to 30 s, as the real registrar) and asks its name.
-func readDriverName(ctx context.Context, address string, timeout time.Duration) (string, error) {
-	conn, err := connection.Connect(ctx, address, nil)
-	if err != nil {
-		return "", fmt.Errorf("connect to %s: %w", address, err)
-	}
-	defer func() { _ = conn.Close() }()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	return rpc.GetDriverName(ctx, conn)
 }
 
 // errRegistrationFailed is returned when the kubelet reports that it could not register the driver.

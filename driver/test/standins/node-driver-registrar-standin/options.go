@@ -2,13 +2,12 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/openshift/aws-efs-csi/driver/test/standins/internal/sidecarcmd"
 	"github.com/openshift/aws-efs-csi/driver/test/standins/internal/sidecarflags"
 )
 
@@ -52,8 +51,11 @@ func (o *Options) AddFlags(fs *sidecarflags.FlagSet) {
 	fs.Ignore(true, "enable-pprof")
 }
 
-// Validate checks the rules that span flags.
+// Validate checks the rules that span flags; --version needs no other flag.
 func (o *Options) Validate() error {
+	if o.Version {
+		return nil
+	}
 	var errs []error
 	if o.KubeletRegistrationPath == "" {
 		errs = append(errs, errors.New("--kubelet-registration-path is required: the driver socket's path on the host, e.g. /var/lib/kubelet/plugins/efs.csi.aws.com/csi.sock"))
@@ -88,21 +90,10 @@ func (o *Options) socketPath(driverName string) string {
 // parseOptions parses and validates the command line; it also returns the real registrar's flags that were set
 // and are ignored here.
 func parseOptions(args []string) (*Options, []string, error) {
-	fs := sidecarflags.New(name)
 	var o Options
-	o.AddFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(os.Stderr)
-			fs.PrintDefaults()
-		}
+	ignored, err := sidecarcmd.Parse(name, &o, args)
+	if err != nil {
 		return nil, nil, err
 	}
-	if o.Version {
-		return &o, fs.Ignored(), nil
-	}
-	if err := o.Validate(); err != nil {
-		return nil, nil, err
-	}
-	return &o, fs.Ignored(), nil
+	return &o, ignored, nil
 }

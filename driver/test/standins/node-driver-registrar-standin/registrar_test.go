@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -37,8 +35,8 @@ func TestAgainstTheDriver(t *testing.T) {
 
 	t.Run("SIGTERM while waiting for the driver exits 0", func(t *testing.T) {
 		p := standintest.Start(t, bin, "--csi-address="+filepath.Join(t.TempDir(), "csi.sock"),
-			"--kubelet-registration-path="+hostSocket, "--plugin-registration-path="+t.TempDir())
-		time.Sleep(500 * time.Millisecond)
+			"--kubelet-registration-path="+hostSocket, "--plugin-registration-path="+t.TempDir(), "--v=5")
+		p.WaitLog(t, standintest.ConnectingLog) // it waits for the driver now
 		p.Signal(t, syscall.SIGTERM)
 		if code := p.Wait(t); code != 0 {
 			t.Fatalf("exit code after SIGTERM = %d, want 0", code)
@@ -69,7 +67,7 @@ func TestAgainstTheDriver(t *testing.T) {
 		if _, err := kubelet.NotifyRegistrationStatus(t.Context(), &registerapi.RegistrationStatus{PluginRegistered: true}); err != nil {
 			t.Fatal(err)
 		}
-		if code, body := get(t, healthz); code != http.StatusOK || body != "ok" {
+		if code, body := standintest.Get(t, healthz); code != http.StatusOK || body != "ok" {
 			t.Fatalf("GET /healthz after registration = %d %q, want 200 ok", code, body)
 		}
 		if p.Exited() {
@@ -93,7 +91,7 @@ func TestAgainstTheDriver(t *testing.T) {
 		if err := os.Remove(filepath.Join(regDir, "efs.csi.aws.com-reg.sock")); err != nil {
 			t.Fatal(err)
 		}
-		if code, body := get(t, healthz); code != http.StatusNotFound || !strings.Contains(body, "does not exist") {
+		if code, body := standintest.Get(t, healthz); code != http.StatusNotFound || !strings.Contains(body, "does not exist") {
 			t.Fatalf("GET /healthz without the registration socket = %d %q, want 404 naming the missing socket", code, body)
 		}
 		p.Signal(t, syscall.SIGTERM)
@@ -150,15 +148,4 @@ func listenStale(path string) error {
 	}
 	l.(*net.UnixListener).SetUnlinkOnClose(false)
 	return l.Close()
-}
-
-func get(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
 }

@@ -11,7 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"github.com/openshift/aws-efs-csi/operator/test/toolcache"
 )
 
 // Versions of the Kubernetes binaries, one version for every test that runs Kubernetes. KubernetesVersion
@@ -23,7 +24,7 @@ const (
 )
 
 // ToolsDirEnv overrides where built tools are cached (ToolsDir).
-const ToolsDirEnv = "AWS_EFS_CSI_TOOLS_DIR"
+const ToolsDirEnv = toolcache.DirEnv
 
 // commands are the packages built into a Kubernetes set, keyed by the binary name `go build` gives them.
 var commands = []struct{ name, pkg string }{
@@ -72,25 +73,8 @@ func names(cmds []struct{ name, pkg string }) []string {
 	return out
 }
 
-// ToolsDir is the cache of built tools, outside any clone so that every worktree and every run shares it:
-// $AWS_EFS_CSI_TOOLS_DIR when set, else ${XDG_CACHE_HOME:-$HOME/.cache}/aws-efs-csi/tools.
-func ToolsDir(getenv func(string) string) (string, error) {
-	if d := getenv(ToolsDirEnv); d != "" {
-		if !filepath.IsAbs(d) {
-			return "", fmt.Errorf("%s %q: want an absolute directory", ToolsDirEnv, d)
-		}
-		return d, nil
-	}
-	cache := getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		home := getenv("HOME")
-		if home == "" {
-			return "", fmt.Errorf("neither %s, XDG_CACHE_HOME nor HOME is set: cannot choose a tool cache", ToolsDirEnv)
-		}
-		cache = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(cache, "aws-efs-csi", "tools"), nil
-}
+// ToolsDir is the tool cache (toolcache.Dir), named here for this package's many callers.
+func ToolsDir(getenv func(string) string) (string, error) { return toolcache.Dir(getenv) }
 
 // Build returns the Kubernetes set (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
 // kubectl, kube-proxy) from toolsDir/kubernetes-<KubernetesVersion> and toolsDir/kube-proxy-<KubernetesVersion>,
@@ -131,7 +115,7 @@ func buildCached(ctx context.Context, toolsDir, name string, files []string, wha
 	if err := os.MkdirAll(toolsDir, 0o755); err != nil {
 		return "", err
 	}
-	unlock, err := lock(ctx, filepath.Join(toolsDir, "."+name+".lock"), log)
+	unlock, err := toolcache.Lock(ctx, filepath.Join(toolsDir, "."+name+".lock"), "kubernetes", log)
 	if err != nil {
 		return "", err
 	}
@@ -175,30 +159,6 @@ func complete(dir string, files []string) (bool, error) {
 		}
 	}
 	return true, nil
-}
-
-// lock takes an exclusive flock on path, waiting for another build to finish; the returned function releases it.
-func lock(ctx context.Context, path string, log io.Writer) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		fmt.Fprintf(log, "kubernetes: waiting for another build holding %s\n", path)
-		done := make(chan error, 1)
-		go func() { done <- syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }()
-		select {
-		case err = <-done:
-		case <-ctx.Done():
-			f.Close() // the blocked flock returns with EBADF
-			return nil, ctx.Err()
-		}
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("locking %s: %w", path, err)
-		}
-	}
-	return func() { f.Close() }, nil
 }
 
 // buildSet writes the throwaway module into work and builds every command of cmds into out.

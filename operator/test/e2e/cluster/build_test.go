@@ -6,36 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
-
-func TestToolsDir(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		env     map[string]string
-		want    string
-		wantErr string
-	}{
-		{name: "override", env: map[string]string{ToolsDirEnv: "/cache/tools", "XDG_CACHE_HOME": "/x", "HOME": "/h"}, want: "/cache/tools"},
-		{name: "relative override", env: map[string]string{ToolsDirEnv: "tools"}, wantErr: ToolsDirEnv + ` "tools": want an absolute directory`},
-		{name: "XDG", env: map[string]string{"XDG_CACHE_HOME": "/x", "HOME": "/h"}, want: "/x/aws-efs-csi/tools"},
-		{name: "HOME", env: map[string]string{"HOME": "/h"}, want: "/h/.cache/aws-efs-csi/tools"},
-		{name: "nothing", env: map[string]string{}, wantErr: "cannot choose a tool cache"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := ToolsDir(func(k string) string { return tc.env[k] })
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("ToolsDir = %q, %v; want error containing %q", got, err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tc.want {
-				t.Fatalf("ToolsDir = %q, %v; want %q", got, err, tc.want)
-			}
-		})
-	}
-}
 
 func TestParseStagingReplaces(t *testing.T) {
 	gomod := `module k8s.io/kubernetes
@@ -111,44 +82,6 @@ func TestBuildRefusesAnIncompleteSet(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no usable kubelet") || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("Build with a set missing kubelet: %v; want an error naming kubelet and %s", err, dir)
 	}
-}
-
-func TestLockWaitsForTheHolder(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "x.lock")
-	unlock, err := lock(t.Context(), path, &bytes.Buffer{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waiting := make(signalWriter, 1)
-	got := make(chan error, 1)
-	go func() {
-		u, err := lock(t.Context(), path, waiting)
-		if err == nil {
-			u()
-		}
-		got <- err
-	}()
-	<-waiting // the second caller found the lock taken and is blocked on it
-	select {
-	case err := <-got:
-		t.Fatalf("second lock returned %v while the first was held", err)
-	case <-time.After(100 * time.Millisecond):
-	}
-	unlock()
-	if err := <-got; err != nil {
-		t.Fatal(err)
-	}
-}
-
-// signalWriter signals once per write.
-type signalWriter chan struct{}
-
-func (w signalWriter) Write(p []byte) (int, error) {
-	select {
-	case w <- struct{}{}:
-	default:
-	}
-	return len(p), nil
 }
 
 func writeSet(t *testing.T, dir string, cmds []struct{ name, pkg string }) {

@@ -4,6 +4,8 @@
 package standintest
 
 import (
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +21,16 @@ import (
 	"github.com/openshift/aws-efs-csi/driver/test/e2e/harness"
 	"github.com/openshift/aws-efs-csi/driver/test/fakeaws"
 )
+
+// ConnectingLog is what a stand-in run with --v=5 logs (csi-lib-utils' connection.Connect) when it starts waiting
+// for the driver's socket: the event that proves it is waiting.
+var ConnectingLog = regexp.MustCompile(`"Connecting" address=`)
+
+// RedialBound is how long a test watches a stand-in that waits for a driver that is not there before asserting it
+// neither served nor exited: csi-lib-utils redials a unix socket at least every second (gRPC backoff with MaxDelay
+// 1 s), so 1.5 s after ConnectingLog covers a failed dial and a retry, by when a stand-in that did not wait would
+// have served or exited.
+const RedialBound = 1500 * time.Millisecond
 
 // DriverName is the name the driver reports in GetPluginInfo.
 const DriverName = "efs.csi.aws.com"
@@ -199,4 +211,16 @@ func Container(t *testing.T, spec corev1.PodSpec, name string) corev1.Container 
 	}
 	t.Fatalf("the pod template has no container %q", name)
 	return corev1.Container{}
+}
+
+// Get fetches url and returns the status code and the body: the stand-ins' /healthz answers.
+func Get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
 }
