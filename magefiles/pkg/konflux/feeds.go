@@ -3,6 +3,7 @@ package konflux
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,20 +17,67 @@ import (
 const CatalogPackage = "aws-efs-csi-driver-operator"
 
 // componentSources are the repository paths a component's image is built from beyond what Feeds derives from
-// the PipelineRun (Containerfile folder, build-args file, prefetch inputs, go.work): the sources its builder
-// stage compiles or renders. The Go builder stages run `go tool mage build|bundle|catalog`, so magefiles/ feeds
-// every Go-built component.
+// the PipelineRun (Containerfile folder, build-args file, prefetch inputs, go.work) and from the Go package graph
+// (componentPrograms): the files its builder stage reads that are not Go sources.
 var componentSources = map[string][]string{
 	"aws-efs-utils-base":                 {"efs-utils/layout.json", "requirements.txt.ocp"},
-	"aws-efs-csi-driver":                 {"driver/cmd/aws-efs-csi-driver/main.go", "driver/VERSION", "magefiles/magefile.go"},
-	"aws-efs-csi-driver-operator":        {"operator/cmd/aws-efs-csi-driver-operator/main.go", "operator/VERSION", "magefiles/magefile.go"},
-	"aws-efs-csi-driver-operator-bundle": {"operator/manifests/aws-efs-csi-driver-operator.clusterserviceversion.yaml", "operator/VERSION", "driver/VERSION", "magefiles/magefile.go"},
+	"aws-efs-csi-driver":                 {"driver/VERSION"},
+	"aws-efs-csi-driver-operator":        {"operator/VERSION"},
+	"aws-efs-csi-driver-operator-bundle": {"operator/manifests/aws-efs-csi-driver-operator.clusterserviceversion.yaml", "operator/VERSION", "driver/VERSION"},
+}
+
+// componentPrograms are the Go packages a component's builder stage compiles besides the magefile (which every
+// stage that runs `go tool mage` compiles): every workspace package they import feeds the image, so a change to
+// any of them (the operator imports the driver module's version package, for one) must trigger the build.
+var componentPrograms = map[string][]string{
+	"aws-efs-csi-driver":                 {"./driver/cmd/aws-efs-csi-driver"},
+	"aws-efs-csi-driver-operator":        {"./operator/cmd/aws-efs-csi-driver-operator"},
+	"aws-efs-csi-driver-operator-bundle": {},
+}
+
+// SourceCache holds GoSources per component for one root, so that a check of a component's two PipelineRuns
+// lists its packages once.
+type SourceCache map[string][]string
+
+// magefileKey is the SourceCache entry of the magefile's own packages.
+const magefileKey = "magefile"
+
+// GoSources lists one Go file of every package inside root that building pkgs needs (`go list -deps` in the
+// workspace), relative to root: a trigger fires on a package when it names that file or a folder that holds it.
+// With mage set, the magefile (build tag mage) is listed too.
+func GoSources(root string, mage bool, pkgs ...string) ([]string, error) {
+	args := []string{"list", "-deps", "-f", "{{if not .Standard}}{{.Dir}}{{range .GoFiles}} {{.}}{{end}}{{end}}"}
+	if mage {
+		args = append(args, "-tags", "mage")
+		pkgs = append(pkgs, "./magefiles")
+	}
+	cmd := exec.Command("go", append(args, pkgs...)...)
+	cmd.Dir = root
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list -deps %s: %v: %s", strings.Join(pkgs, " "), err, stderr.String())
+	}
+	var files []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue
+		}
+		rel, err := filepath.Rel(root, fields[0])
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			continue // the module cache: prefetched, covered by go.mod and go.sum
+		}
+		files = append(files, filepath.ToSlash(filepath.Join(rel, fields[1])))
+	}
+	return files, nil
 }
 
 // Feeds lists the repository files whose change must trigger run: its own file, its Containerfile, the
 // build-args file, every prefetch input (for gomod: go.work, go.work.sum and every workspace module's go.mod and
 // go.sum, since the workspace's build list spans them all), and the component's sources.
-func Feeds(root string, r Run) []string {
+func Feeds(root string, r Run, cache SourceCache) ([]string, error) {
 	rel := func(p string) string {
 		p, _ = filepath.Rel(root, p)
 		return filepath.ToSlash(p)
@@ -58,7 +106,27 @@ func Feeds(root string, r Run) []string {
 		// from nothing of the other versions'.
 		feeds = append(feeds, catalog.TemplatePath(v), catalog.RenderedDir(v)+"/"+CatalogPackage+"/catalog.yaml")
 	}
-	return append(feeds, componentSources[component]...)
+	feeds = append(feeds, componentSources[component]...)
+	if pkgs, ok := componentPrograms[component]; ok {
+		// Every such stage runs `go tool mage`, which compiles the magefile: listed once per root.
+		for _, key := range []string{magefileKey, component} {
+			sources, cached := cache[key]
+			if !cached {
+				var err error
+				if key == magefileKey {
+					sources, err = GoSources(root, true)
+				} else if len(pkgs) > 0 {
+					sources, err = GoSources(root, false, pkgs...)
+				}
+				if err != nil {
+					return feeds, err
+				}
+				cache[key] = sources
+			}
+			feeds = append(feeds, sources...)
+		}
+	}
+	return feeds, nil
 }
 
 // WorkspaceModules are the module directories go.work uses, relative to root.

@@ -149,6 +149,7 @@ func Check(root string, runs []Run) []string {
 		problems = append(problems, err.Error())
 	}
 	seen := map[string]bool{}
+	sources := SourceCache{}
 	names := map[string]string{}
 	for _, r := range runs {
 		where := filepath.Base(r.File)
@@ -177,7 +178,11 @@ func Check(root string, runs []Run) []string {
 		}
 		problems = append(problems, checkBuild(root, where, r)...)
 		problems = append(problems, checkPipeline(root, where, r, pipelines)...)
-		for _, p := range Feeds(root, r) {
+		feeds, err := Feeds(root, r, sources)
+		if err != nil {
+			add("what feeds component %s: %v", component, err)
+		}
+		for _, p := range feeds {
 			if !Triggers(cel, p) {
 				add("on-cel-expression does not fire on %s, which feeds component %s: add \"%s\".pathChanged() (or a folder/*** that holds it)", p, component, p)
 			}

@@ -23,6 +23,8 @@ func TestRulesCatchBreakage(t *testing.T) {
 		{"trigger misses go.work.sum", "aws-efs-csi-driver-push.yaml", `"go.work.sum".pathChanged() || `, "", "does not fire on go.work.sum"},
 		{"trigger misses another module's go.mod", "aws-efs-csi-driver-push.yaml", `"operator/go.mod".pathChanged() || `, "", "does not fire on operator/go.mod"},
 		{"trigger misses magefiles", "aws-efs-csi-driver-operator-push.yaml", `"magefiles/***".pathChanged() || `, "", "does not fire on magefiles/magefile.go"},
+		{"trigger misses a package the program imports from another module", "aws-efs-csi-driver-operator-push.yaml", `"driver/pkg/version/***".pathChanged() || `, "", "does not fire on driver/pkg/version/version.go"},
+		{"trigger misses the program's sources", "aws-efs-csi-driver-push.yaml", `"driver/***".pathChanged() || `, "", "does not fire on driver/cmd/aws-efs-csi-driver/"},
 		{"trigger misses the pipeline", "aws-efs-utils-base-push.yaml", `".tekton/image-build-pipeline.yaml".pathChanged() || `, "", "does not fire on .tekton/image-build-pipeline.yaml"},
 		{"trigger misses requirements", "aws-efs-utils-base-pull-request.yaml", `"requirements.txt.ocp".pathChanged() || `, "", "does not fire on requirements.txt.ocp"},
 		{"three gomod entries", "aws-efs-csi-driver-push.yaml", `[{"type": "gomod", "path": "driver"}]`, `[{"type": "gomod", "path": "driver"}, {"type": "gomod", "path": "operator"}, {"type": "gomod", "path": "magefiles"}]`, "3 gomod entries"},
@@ -58,8 +60,15 @@ func TestRulesCatchBreakage(t *testing.T) {
 			}
 			// The checks read .tekton/ of a root: give them one whose other files are the repository's.
 			fake := t.TempDir()
-			for _, e := range []string{"driver", "operator", "magefiles", "efs-utils", "images", "ci", "go.work", "go.work.sum", "requirements.txt.ocp"} {
-				if err := os.Symlink(filepath.Join(root, e), filepath.Join(fake, e)); err != nil {
+			entries, err := os.ReadDir(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				if e.Name() == Dir || e.Name() == ".git" || e.Name() == "_output" {
+					continue
+				}
+				if err := os.Symlink(filepath.Join(root, e.Name()), filepath.Join(fake, e.Name())); err != nil {
 					t.Fatal(err)
 				}
 			}
