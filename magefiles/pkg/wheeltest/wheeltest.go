@@ -23,8 +23,8 @@ type Wheel struct {
 	Project string
 	Version string
 	// Tags is python-abi-platform, default "py3-none-any".
-	Tags string
-	Files   map[string]string
+	Tags  string
+	Files map[string]string
 }
 
 // Filename is the PEP 427 file name.
