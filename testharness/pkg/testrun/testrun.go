@@ -69,7 +69,8 @@ var RealNFSNeeds = []sysdeps.Requirement{
 	{Package: "libnfs-utils", Command: "nfs-ls"},
 }
 
-// buildPythonNeeds is what `pip wheel --no-build-isolation` of an sdist needs (pybuild), as RHEL's RPMs provide it
+// buildPythonNeeds is what magefiles/pkg/wheels runs pip with (`pip wheel --no-build-isolation` of an sdist needs
+// setuptools and wheel), as RHEL's RPMs provide it
 // in the Containerfile.
 var buildPythonNeeds = []sysdeps.Requirement{
 	{Package: "python3", File: "/usr/bin/python3"},
