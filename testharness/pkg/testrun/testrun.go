@@ -70,8 +70,7 @@ var RealNFSNeeds = []sysdeps.Requirement{
 }
 
 // buildPythonNeeds is what magefiles/pkg/wheels runs pip with (`pip wheel --no-build-isolation` of an sdist needs
-// setuptools and wheel), as RHEL's RPMs provide it
-// in the Containerfile.
+// setuptools and wheel), as RHEL's RPMs provide them in the Containerfile.
 var buildPythonNeeds = []sysdeps.Requirement{
 	{Package: "python3", File: "/usr/bin/python3"},
 	{Package: "python3-setuptools", PythonModule: "setuptools"},
