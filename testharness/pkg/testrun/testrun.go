@@ -87,6 +87,7 @@ var pythonNeeds = []sysdeps.Requirement{
 	{Package: "python3-botocore", PythonModule: "botocore"},
 	{Package: "stunnel4", Command: "stunnel4"},
 	{Package: "openssl", Command: "openssl"},
+	{Package: "dpkg", Command: "dpkg-deb"}, // unpacks NewerBotocore
 }
 
 // Plan lists the suites of the repository at root: `go test -race ./...` in every go.work module (this harness's
@@ -118,6 +119,7 @@ func Plan(root string, opts Options) ([]Suite, error) {
 			Argv:     []string{"/usr/bin/python3", "-m", "pytest", "-q", "efs-utils"},
 			Env:      []string{"PYTHONDONTWRITEBYTECODE=1"},
 			Requires: pythonNeeds,
+			Prepare:  newerBotocore,
 		})
 	}
 	if _, err := os.Stat(filepath.Join(root, clusterSuiteDir, clusterSuitePackage)); err == nil {
