@@ -21,7 +21,6 @@ import (
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/imagebuild"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/konflux"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/platform"
-	"github.com/openshift/aws-efs-csi/magefiles/pkg/pybuild"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/stamp"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/verify"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/versions"
@@ -201,27 +200,28 @@ func Konflux() error {
 	return nil
 }
 
-// Wheels downloads the Python distributions pinned in requirements.txt.ocp into _output/wheels/ and verifies each
-// file against its pinned sha256: a pure-Python wheel when one is pinned, else the source distribution (botocore's
-// pinned hash is its sdist's, as OpenShift's aws-efs-utils installs it). Every requirement must be name==version
-// with --hash=sha256: lines; anything else fails naming the line. Files already verified in _output/wheels/ are
-// not downloaded again, so later runs work offline.
-// Environment: WHEELS_INDEX_URL=<PEP 503/691 simple index> (default https://pypi.org/simple);
-// WHEELS_REQUIREMENTS=<file> (default requirements.txt.ocp at the repository root).
+// Wheels downloads the Python distributions pinned in requirements.txt.ocp into _output/wheels/ with pip download
+// --require-hashes --no-deps: a pure-Python wheel when one is pinned, else the source distribution (botocore's
+// pinned hash is its sdist's, as OpenShift's aws-efs-utils installs it); pip checks every file against its pinned
+// sha256. Every requirement must be name==version with --hash=sha256: lines; anything else fails naming the line
+// before pip runs. When _output/wheels/ already holds every pinned file, pip finds them there without the network.
+// Environment: WHEELS_INDEX_URL=<PEP 503 simple index> (default https://pypi.org/simple);
+// WHEELS_REQUIREMENTS=<file> (default requirements.txt.ocp at the repository root); WHEELS_PYTHON=<interpreter
+// with pip> (default /usr/bin/python3).
 func Wheels(ctx context.Context) error {
 	root, err := workspace.Root(".")
 	if err != nil {
 		return err
 	}
-	_, err = wheels.ReadEnv(root, os.Getenv).FetchAll(ctx, wheels.NewClient(), os.Stdout)
-	return err
+	return wheels.ReadEnv(root, os.Getenv).Download(ctx, wheels.Pip{Python: wheels.FindPython(os.Getenv)}, os.Stdout)
 }
 
 // Images assembles aws-efs-utils-base, aws-efs-csi-driver and aws-efs-csi-driver-operator for every platform
 // into one OCI layout per image under _output/images/ (and _output/images/digests.json), and pushes them when
-// REGISTRY is set. It runs build and wheels first; a pinned sdist (botocore) is built into a wheel with the host's
-// python3 and its pip, setuptools and wheel, offline and without build isolation, once per sdist sha256
-// (_output/wheels/built/<sha256>/; WHEELS_PYTHON names another interpreter). Layers are reproducible (sorted, root-owned, dated
+// REGISTRY is set. It runs build and wheels first; pip wheel builds the pinned sdist (botocore) into a wheel with the
+// host's python3, setuptools and wheel, offline and without build isolation, checking the hashes again, once per
+// requirements file (_output/wheels/built/<sha256 of the file>/; WHEELS_PYTHON names another interpreter), and pip
+// install --target installs it for the base's Python. Layers are reproducible (sorted, root-owned, dated
 // SOURCE_DATE_EPOCH or the commit time), so the same inputs give the same digests; unchanged layers and images
 // are not rebuilt, rewritten or pushed again. See docs/images.md.
 // Environment: AWS_EFS_UTILS_BASE_FROM, AWS_EFS_CSI_DRIVER_FROM, AWS_EFS_CSI_DRIVER_OPERATOR_FROM=<registry
@@ -251,12 +251,8 @@ func Images(ctx context.Context) error {
 			return err
 		}
 	}
-	verified, err := wheels.ReadEnv(root, os.Getenv).LocalAll()
-	if err != nil {
-		return err
-	}
-	builder := pybuild.Builder{CacheDir: filepath.Join(root, "_output", "wheels", "built"), MTime: settings.MTime, Python: pybuild.FindPython(os.Getenv)}
-	installable, err := builder.Installable(ctx, verified)
+	pip := wheels.Pip{Python: wheels.FindPython(os.Getenv), SourceDateEpoch: settings.MTime.Unix()}
+	built, err := wheels.ReadEnv(root, os.Getenv).Build(ctx, pip)
 	if err != nil {
 		return err
 	}
@@ -268,7 +264,7 @@ func Images(ctx context.Context) error {
 	}
 	_, err = imagebuild.Run(ctx, imagebuild.Options{
 		OutDir: filepath.Join(root, "_output", "images"), BinDir: filepath.Join(root, "_output", "bin"),
-		EFSUtilsDir: filepath.Join(root, "efs-utils"), Wheels: installable,
+		EFSUtilsDir: filepath.Join(root, "efs-utils"), Wheels: built, Pip: pip,
 		Specs: settings.WithBases(specs), Platforms: platforms, Stamps: stamps,
 		Release: settings.Release, MTime: settings.MTime, Registry: settings.Registry, Tag: settings.Tag,
 		Insecure: settings.Insecure, Jobs: settings.Jobs, Progress: os.Stdout,

@@ -1,6 +1,7 @@
 """The botocore fallback end to end: mount.efs -> botocore -> fakeaws (EFS, EC2, STS, IMDS over HTTP) ->
-the mount target IP -> real stunnel -> the TLS mount target stand-in. Run with every Python on this
-machine that has botocore (Debian's 1.29 and, where present, pyenv's 1.43)."""
+the mount target IP -> real stunnel -> the TLS mount target stand-in. Run with every botocore on this
+machine: the system Python's (Debian's 1.29), the newer one EFS_UTILS_TEST_BOTOCORE_PATH names (trixie's
+python3-botocore, which `go tool mage test` unpacks into its tool cache) and, where present, pyenv's."""
 
 import glob
 import os
@@ -16,24 +17,36 @@ from .conftest import REPO, MountTarget, in_kernel_mount_table, need_root_and_st
 
 FAKEAWS_PKG = os.path.join(REPO, "driver", "test", "fakeaws", "cmd", "fakeaws")
 ROLE = "arn:aws:iam::123456789012:role/efs-csi-node"
+# A directory holding a newer botocore for the system Python (testharness/pkg/testrun sets it).
+BOTOCORE_PATH_ENV = "EFS_UTILS_TEST_BOTOCORE_PATH"
 
 
-def _botocore_version(python):
+def _botocore_version(python, path=None):
+    env = dict(os.environ)
+    if path:
+        env["PYTHONPATH"] = path
     try:
         out = subprocess.run([python, "-c", "import botocore, cryptography; print(botocore.__version__)"],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=30)
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=30, env=env)
     except OSError:
         return None
     return out.stdout.decode().strip() if out.returncode == 0 else None
 
 
 def _interpreters():
-    found = [(sys.executable, _botocore_version(sys.executable))]
+    """(python, botocore version, PYTHONPATH) for each distinct botocore version found."""
+    found = [(sys.executable, _botocore_version(sys.executable), None)]
+    extra = os.environ.get(BOTOCORE_PATH_ENV)
+    if extra:
+        v = _botocore_version(sys.executable, extra)
+        if not v:
+            raise RuntimeError("%s=%s: the system Python imports no botocore from there" % (BOTOCORE_PATH_ENV, extra))
+        found.append((sys.executable, v, extra))
     for cand in sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.*/bin/python3"))):
         v = _botocore_version(cand)
-        if v and v != found[0][1]:
-            found.append((cand, v))
-    return [pytest.param(p, v, id="botocore-%s" % v) for p, v in found if v]
+        if v and v not in [f[1] for f in found]:
+            found.append((cand, v, None))
+    return [pytest.param(p, v, path, id="botocore-%s" % v) for p, v, path in found if v]
 
 
 PYTHONS = _interpreters()
@@ -105,8 +118,9 @@ def aws_in(fakeaws_binary, tmp_path):
         f.close()
 
 
-def _fallback_node(node, aws, extra_env=None, config_file_creds=True):
-    """Point the node at fakeaws: IMDS (region and AZ come from it), botocore endpoints, credentials."""
+def _fallback_node(node, aws, extra_env=None, config_file_creds=True, pythonpath=None):
+    """Point the node at fakeaws: IMDS (region and AZ come from it), botocore endpoints, credentials; pythonpath
+    puts another botocore first."""
     node.write_config({("mount", "region"): ""})
     cfg = open(node.config).read().replace("region = \n", "")
     open(node.config, "w").write(cfg)
@@ -119,14 +133,16 @@ def _fallback_node(node, aws, extra_env=None, config_file_creds=True):
     for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "AWS_SESSION_TOKEN"):
         node.env.pop(k, None)
     node.env.update(extra_env or {})
+    if pythonpath:
+        node.env["PYTHONPATH"] = pythonpath
 
 
 def _target(tmp_path, test_ca, fs_id, ip=None):
     return MountTarget(str(tmp_path / ("mt-" + fs_id)), test_ca, ["%s.efs.us-east-1.amazonaws.com" % fs_id], ip)
 
 
-@pytest.mark.parametrize("python,version", PYTHONS)
-def test_one_zone_fallback_tls_mount(node, aws_in, test_ca, tmp_path, python, version):
+@pytest.mark.parametrize("python,version,path", PYTHONS)
+def test_one_zone_fallback_tls_mount(node, aws_in, test_ca, tmp_path, python, version, path):
     need_root_and_stunnel()
     aws = aws_in("us-east-1a")
     from .conftest import free_loopback_ip
@@ -134,7 +150,7 @@ def test_one_zone_fallback_tls_mount(node, aws_in, test_ca, tmp_path, python, ve
     fs_id = aws.one_zone_fs("us-east-1a", ip)
     mt = _target(tmp_path, test_ca, fs_id, ip)
     try:
-        _fallback_node(node, aws)
+        _fallback_node(node, aws, pythonpath=path)
         mp = node.mountpoint()
         proc = node.mount(fs_id, mp, "tls", python=python)
         assert proc.returncode == 0, proc.stderr.decode()
@@ -150,8 +166,8 @@ def test_one_zone_fallback_tls_mount(node, aws_in, test_ca, tmp_path, python, ve
         mt.close()
 
 
-@pytest.mark.parametrize("python,version", PYTHONS)
-def test_one_zone_fallback_non_tls_mount(node, aws_in, test_ca, tmp_path, python, version):
+@pytest.mark.parametrize("python,version,path", PYTHONS)
+def test_one_zone_fallback_non_tls_mount(node, aws_in, test_ca, tmp_path, python, version, path):
     need_root_and_stunnel()
     aws = aws_in("us-east-1a")
     from .conftest import free_loopback_ip
@@ -159,7 +175,7 @@ def test_one_zone_fallback_non_tls_mount(node, aws_in, test_ca, tmp_path, python
     fs_id = aws.one_zone_fs("us-east-1a", ip)
     mt = _target(tmp_path, test_ca, fs_id, ip)
     try:
-        _fallback_node(node, aws)
+        _fallback_node(node, aws, pythonpath=path)
         proc = node.mount(fs_id + ":/exports", node.mountpoint(), "", python=python, env={"RECORDER_PROBE": ""})
         assert proc.returncode == 0, proc.stderr.decode()
         assert node.records()[0]["source"] == "%s:/exports" % ip
@@ -167,8 +183,8 @@ def test_one_zone_fallback_non_tls_mount(node, aws_in, test_ca, tmp_path, python
         mt.close()
 
 
-@pytest.mark.parametrize("python,version", PYTHONS)
-def test_cross_az_mount_is_refused_without_az_option(node, aws_in, test_ca, tmp_path, python, version):
+@pytest.mark.parametrize("python,version,path", PYTHONS)
+def test_cross_az_mount_is_refused_without_az_option(node, aws_in, test_ca, tmp_path, python, version, path):
     need_root_and_stunnel()
     aws = aws_in("us-east-1b")  # the node is in us-east-1b, the file system only in us-east-1a
     from .conftest import free_loopback_ip
@@ -176,7 +192,7 @@ def test_cross_az_mount_is_refused_without_az_option(node, aws_in, test_ca, tmp_
     fs_id = aws.one_zone_fs("us-east-1a", ip)
     mt = _target(tmp_path, test_ca, fs_id, ip)
     try:
-        _fallback_node(node, aws)
+        _fallback_node(node, aws, pythonpath=path)
         proc = node.mount(fs_id, node.mountpoint(), "tls", python=python)
         assert proc.returncode == 1
         err = proc.stderr.decode()
@@ -198,16 +214,17 @@ def test_fallback_with_web_identity_in_aws_config_file(node, aws_in, test_ca, tm
     need_root_and_stunnel()
     modern = [p for p in PYTHONS if tuple(int(x) for x in p.values[1].split(".")[:2]) >= (1, 31)]
     if not modern:
-        pytest.skip("needs botocore >= 1.31 (AWS_ENDPOINT_URL_STS support) to send STS to fakeaws; "
-                    "Debian's python3-botocore is 1.29")
-    python = modern[0].values[0]
+        pytest.skip("needs botocore >= 1.31 (AWS_ENDPOINT_URL_STS support) to send STS to fakeaws; Debian "
+                    "bookworm's python3-botocore is 1.29: run `go tool mage test` (it unpacks trixie's into its tool "
+                    "cache and sets %s) or set %s to a directory with a newer botocore" % (BOTOCORE_PATH_ENV, BOTOCORE_PATH_ENV))
+    python, _, path = modern[0].values
     aws = aws_in("us-east-1a")
     from .conftest import free_loopback_ip
     ip = free_loopback_ip()
     fs_id = aws.one_zone_fs("us-east-1a", ip)
     mt = _target(tmp_path, test_ca, fs_id, ip)
     try:
-        _fallback_node(node, aws)
+        _fallback_node(node, aws, pythonpath=path)
         token = os.path.join(node.dir, "token")
         with open(token, "w") as f:
             f.write("eyJhbGciOiJSUzI1NiJ9.projected-service-account-token")

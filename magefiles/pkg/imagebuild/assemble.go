@@ -19,7 +19,7 @@ import (
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/platform"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/pycompile"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/rootfs"
-	"github.com/openshift/aws-efs-csi/magefiles/pkg/wheelinstall"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/wheels"
 )
 
 // MinPythonMinor is the oldest Python 3 minor version efs-utils supports (RHEL 9's 3.9).
@@ -81,7 +81,7 @@ func (a *assembler) platformImage(ctx context.Context, spec Spec, base v1.Image,
 	img := base
 	var reports []layerReport
 	for _, ls := range spec.Layers {
-		entries, err := a.entries(ls, fsys, p)
+		entries, err := a.entries(ctx, ls, fsys, p)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: layer %s: %w", where, ls.Name, err)
 		}
@@ -113,7 +113,7 @@ func (a *assembler) platformImage(ctx context.Context, spec Spec, base v1.Image,
 }
 
 // entries lists the files of one layer for one platform, before placement on the base.
-func (a *assembler) entries(ls LayerSpec, fsys *rootfs.FS, p platform.Platform) ([]layer.Entry, error) {
+func (a *assembler) entries(ctx context.Context, ls LayerSpec, fsys *rootfs.FS, p platform.Platform) ([]layer.Entry, error) {
 	switch ls.Kind {
 	case EFSUtils:
 		es, err := a.efsUtils()
@@ -124,7 +124,7 @@ func (a *assembler) entries(ls LayerSpec, fsys *rootfs.FS, p platform.Platform) 
 		if err != nil {
 			return nil, err
 		}
-		pyc, err := a.pyc(py, es)
+		pyc, err := a.pyc(ctx, py, es)
 		if err != nil {
 			return nil, err
 		}
@@ -134,7 +134,7 @@ func (a *assembler) entries(ls LayerSpec, fsys *rootfs.FS, p platform.Platform) 
 		if err != nil {
 			return nil, err
 		}
-		return a.wheelEntries(wheelinstall.Target{SitePackages: py.SitePackages(), Prefix: "usr/local", Interpreter: "/" + py.Executable})
+		return a.wheelEntries(ctx, py)
 	case Binary:
 		src := filepath.Join(a.opts.BinDir, p.Dir(), ls.Program)
 		if _, err := os.Stat(src); err != nil {
@@ -187,7 +187,7 @@ func (a *assembler) staticFiles(dest string) ([]layer.Entry, error) {
 }
 
 // bytecode compiles the efs-utils modules once per Python minor version, with an interpreter of that version.
-func (a *assembler) pyc(py rootfs.Python, efs []layer.Entry) ([]layer.Entry, error) {
+func (a *assembler) pyc(ctx context.Context, py rootfs.Python, efs []layer.Entry) ([]layer.Entry, error) {
 	return a.once(fmt.Sprintf("bytecode 3.%d", py.Minor), func() ([]layer.Entry, error) {
 		find := a.opts.Python
 		if find == nil {
@@ -197,33 +197,22 @@ func (a *assembler) pyc(py rootfs.Python, efs []layer.Entry) ([]layer.Entry, err
 		if err != nil {
 			return nil, err
 		}
-		return pycompile.Bytecode(context.Background(), python, efs)
+		return pycompile.Bytecode(ctx, python, efs)
 	})
 }
 
-func (a *assembler) wheelEntries(t wheelinstall.Target) ([]layer.Entry, error) {
-	return a.once("wheels "+t.SitePackages+" "+t.Interpreter, func() ([]layer.Entry, error) {
+// wheelEntries installs the wheels with pip into a site-packages directory for py's version, once per version
+// in a run, and lists that tree below py's site-packages in the image.
+func (a *assembler) wheelEntries(ctx context.Context, py rootfs.Python) ([]layer.Entry, error) {
+	return a.once("wheels "+py.SitePackages(), func() ([]layer.Entry, error) {
 		if len(a.opts.Wheels) == 0 {
 			return nil, fmt.Errorf("no wheels were given (run `go tool mage wheels`)")
 		}
-		var out []layer.Entry
-		for _, w := range a.opts.Wheels {
-			f, err := os.Open(w)
-			if err != nil {
-				return nil, err
-			}
-			info, err := f.Stat()
-			if err == nil {
-				var es []layer.Entry
-				es, err = wheelinstall.Install(filepath.Base(w), f, info.Size(), t)
-				out = append(out, es...)
-			}
-			f.Close()
-			if err != nil {
-				return nil, err
-			}
+		dir := filepath.Join(a.opts.OutDir, ".cache", "site-packages", "python"+py.String())
+		if err := wheels.Install(ctx, a.opts.Pip, a.opts.Wheels, py.Minor, dir); err != nil {
+			return nil, err
 		}
-		return out, nil
+		return layer.Tree(dir, py.SitePackages())
 	})
 }
 

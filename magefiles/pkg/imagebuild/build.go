@@ -21,6 +21,7 @@ import (
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/platform"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/progress"
 	"github.com/openshift/aws-efs-csi/magefiles/pkg/stamp"
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/wheels"
 )
 
 // Options is everything one run needs.
@@ -31,9 +32,9 @@ type Options struct {
 	BinDir string
 	// EFSUtilsDir is the efs-utils source directory holding layout.json.
 	EFSUtilsDir string
-	// Wheels are the wheel files installed by Wheels layers: verified wheels, and wheels built from verified
-	// sdists (pybuild).
+	// Wheels are the pure-Python wheel files Wheels layers install (wheels.Env.Build); Pip installs them.
 	Wheels    []string
+	Pip       wheels.Pip
 	Specs     []Spec
 	Platforms []platform.Platform
 	// Stamps holds the provenance of each module, keyed by Spec.Module.

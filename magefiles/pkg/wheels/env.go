@@ -1,12 +1,13 @@
 package wheels
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 )
+
+// DefaultIndexURL is the public PyPI simple index.
+const DefaultIndexURL = "https://pypi.org/simple"
 
 // Env is where the wheels targets read and write, from their environment variables.
 type Env struct {
@@ -16,13 +17,16 @@ type Env struct {
 	Replaced     bool
 	// IndexURL is WHEELS_INDEX_URL, default DefaultIndexURL.
 	IndexURL string
-	// Dir is where verified files are kept: <root>/_output/wheels.
-	Dir string
+	// Dir keeps the verified downloads (<root>/_output/wheels); BuiltDir the wheels built from them, one
+	// directory per requirements file content (<root>/_output/wheels/built).
+	Dir      string
+	BuiltDir string
 }
 
 // ReadEnv resolves the wheels settings for the repository at root.
 func ReadEnv(root string, getenv func(string) string) Env {
-	e := Env{Requirements: getenv("WHEELS_REQUIREMENTS"), IndexURL: getenv("WHEELS_INDEX_URL"), Dir: filepath.Join(root, "_output", "wheels")}
+	dir := filepath.Join(root, "_output", "wheels")
+	e := Env{Requirements: getenv("WHEELS_REQUIREMENTS"), IndexURL: getenv("WHEELS_INDEX_URL"), Dir: dir, BuiltDir: filepath.Join(dir, "built")}
 	if e.Requirements == "" {
 		e.Requirements = filepath.Join(root, "requirements.txt.ocp")
 	}
@@ -33,56 +37,20 @@ func ReadEnv(root string, getenv func(string) string) Env {
 	return e
 }
 
-// Requirements reads and parses the requirements file.
-func (e Env) requirements() ([]Requirement, error) {
+// requirements makes the paths of e absolute (pip runs in a directory of its own), reads the file and parses it strictly (ParseRequirements) before pip sees it: pip
+// would follow an --index-url line or a URL requirement in the file, which an image build must never do.
+func (e *Env) requirements() (string, []Requirement, error) {
+	for _, p := range []*string{&e.Requirements, &e.Dir, &e.BuiltDir} {
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return "", nil, err
+		}
+		*p = abs
+	}
 	data, err := os.ReadFile(e.Requirements)
 	if err != nil {
-		return nil, fmt.Errorf("reading the Python requirements (WHEELS_REQUIREMENTS): %w", err)
+		return "", nil, fmt.Errorf("reading the Python requirements (WHEELS_REQUIREMENTS): %w", err)
 	}
-	return ParseRequirements(e.Requirements, string(data))
-}
-
-// FetchAll makes Dir hold a verified wheel or sdist for every requirement of the file (see Fetch). It warns when
-// the file is not the committed requirements.txt.ocp: such images are not the ones a release builds.
-func (e Env) FetchAll(ctx context.Context, client HTTPClient, progress io.Writer) ([]Verified, error) {
-	if e.Replaced {
-		fmt.Fprintf(progress, "wheels: WARNING: WHEELS_REQUIREMENTS=%s replaces the committed requirements.txt.ocp: the Python packages (and the images built from them) are not what a release ships\n", e.Requirements)
-	}
-	reqs, err := e.requirements()
-	if err != nil {
-		return nil, err
-	}
-	return Fetch(ctx, reqs, Options{IndexURL: e.IndexURL, Client: client, Dir: e.Dir, Progress: progress})
-}
-
-// LocalAll returns the verified file of every requirement from Dir, without network access.
-func (e Env) LocalAll() ([]Verified, error) {
-	reqs, err := e.requirements()
-	if err != nil {
-		return nil, err
-	}
-	return Local(reqs, e.Dir)
-}
-
-// LockFile recomputes the hashes in the requirements file from the index and rewrites the file when they
-// changed (see Lock).
-func (e Env) LockFile(ctx context.Context, client HTTPClient, progress io.Writer) error {
-	data, err := os.ReadFile(e.Requirements)
-	if err != nil {
-		return fmt.Errorf("reading the Python requirements (WHEELS_REQUIREMENTS): %w", err)
-	}
-	locked, err := Lock(ctx, e.Requirements, string(data), Options{IndexURL: e.IndexURL, Client: client, Progress: progress})
-	if err != nil {
-		return err
-	}
-	if locked == string(data) {
-		fmt.Fprintf(progress, "wheels:lock: %s is up to date\n", e.Requirements)
-		return nil
-	}
-	tmp := e.Requirements + ".lock-partial"
-	if err := os.WriteFile(tmp, []byte(locked), 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(progress, "wheels:lock: wrote new hashes to %s\n", e.Requirements)
-	return os.Rename(tmp, e.Requirements)
+	reqs, err := ParseRequirements(e.Requirements, string(data))
+	return string(data), reqs, err
 }

@@ -11,15 +11,15 @@ import (
 )
 
 // Lock recomputes the sha256 hashes of every pinned requirement in requirements.txt.ocp from the index.
-// It downloads every file the index lists for each pinned version (wheels and sdists), hashes it, refuses a file
-// whose hash disagrees with the one the index advertises, and rewrites each requirement with one
-// --hash=sha256: line per file; comments and other lines stay as they are. Versions are never changed.
-// Environment: WHEELS_INDEX_URL=<PEP 503/691 simple index> (default https://pypi.org/simple);
-// WHEELS_REQUIREMENTS=<file> (default requirements.txt.ocp at the repository root).
+// For each pinned version pip downloads the sdist and the pure-Python wheel for Python 3.9 (each when the index
+// has one), refusing a file whose hash disagrees with the one the index advertises; each requirement is rewritten
+// with one --hash=sha256: line per file; comments and other lines stay as they are. Versions are never changed.
+// Environment: WHEELS_INDEX_URL=<PEP 503 simple index> (default https://pypi.org/simple);
+// WHEELS_REQUIREMENTS=<file> (default requirements.txt.ocp at the repository root); WHEELS_PYTHON as for wheels.
 func Lock(ctx context.Context) error {
 	root, err := workspace.Root(".")
 	if err != nil {
 		return err
 	}
-	return wheels.ReadEnv(root, os.Getenv).LockFile(ctx, wheels.NewClient(), os.Stdout)
+	return wheels.ReadEnv(root, os.Getenv).LockFile(ctx, wheels.Pip{Python: wheels.FindPython(os.Getenv)}, os.Stdout)
 }

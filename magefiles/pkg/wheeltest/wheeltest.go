@@ -23,12 +23,8 @@ type Wheel struct {
 	Project string
 	Version string
 	// Tags is python-abi-platform, default "py3-none-any".
-	Tags string
-	// Purelib is written as Root-Is-Purelib; the zero value means true.
-	NotPurelib bool
-	Files      map[string]string
-	// Corrupt names a file whose archived content differs from what RECORD says, as in a damaged download.
-	Corrupt string
+	Tags  string
+	Files map[string]string
 }
 
 // Filename is the PEP 427 file name.
@@ -47,11 +43,7 @@ func (w Wheel) Bytes() []byte {
 	for k, v := range w.Files {
 		files[k] = v
 	}
-	purelib := "true"
-	if w.NotPurelib {
-		purelib = "false"
-	}
-	files[distInfo+"/WHEEL"] = "Wheel-Version: 1.0\nGenerator: wheeltest\nRoot-Is-Purelib: " + purelib + "\nTag: py3-none-any\n"
+	files[distInfo+"/WHEEL"] = "Wheel-Version: 1.0\nGenerator: wheeltest\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
 	files[distInfo+"/METADATA"] = fmt.Sprintf("Metadata-Version: 2.1\nName: %s\nVersion: %s\n", w.Project, w.Version)
 	names := slices.Sorted(maps.Keys(files))
 	var record strings.Builder
@@ -67,9 +59,6 @@ func (w Wheel) Bytes() []byte {
 		}
 		f, _ := zw.CreateHeader(h)
 		sum := sha256.Sum256([]byte(content))
-		if clean == w.Corrupt {
-			content += "corrupted"
-		}
 		f.Write([]byte(content))
 		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", clean, base64.RawURLEncoding.EncodeToString(sum[:]), len(content))
 	}

@@ -69,8 +69,8 @@ var RealNFSNeeds = []sysdeps.Requirement{
 	{Package: "libnfs-utils", Command: "nfs-ls"},
 }
 
-// buildPythonNeeds is what `pip wheel --no-build-isolation` of an sdist needs (pybuild), as RHEL's RPMs provide it
-// in the Containerfile.
+// buildPythonNeeds is what magefiles/pkg/wheels runs pip with (`pip wheel --no-build-isolation` of an sdist needs
+// setuptools and wheel), as RHEL's RPMs provide them in the Containerfile.
 var buildPythonNeeds = []sysdeps.Requirement{
 	{Package: "python3", File: "/usr/bin/python3"},
 	{Package: "python3-setuptools", PythonModule: "setuptools"},
@@ -87,6 +87,7 @@ var pythonNeeds = []sysdeps.Requirement{
 	{Package: "python3-botocore", PythonModule: "botocore"},
 	{Package: "stunnel4", Command: "stunnel4"},
 	{Package: "openssl", Command: "openssl"},
+	{Package: "dpkg", Command: "dpkg-deb"}, // unpacks NewerBotocore
 }
 
 // Plan lists the suites of the repository at root: `go test -race ./...` in every go.work module (this harness's
@@ -121,6 +122,7 @@ func Plan(root string, opts Options) ([]Suite, error) {
 		Argv:     []string{"/usr/bin/python3", "-m", "pytest", "-q", efsUtilsDir},
 		Env:      []string{"PYTHONDONTWRITEBYTECODE=1"},
 		Requires: pythonNeeds,
+		Prepare:  newerBotocore,
 	})
 	// -v: a cluster suite runs for minutes; each subtest shows as it starts and with its time as it ends.
 	argv := append([]string{"go", "test", "-race", "-tags", "cluster", "-timeout", "40m", "-v"}, opts.GoTestFlags...)
