@@ -9,7 +9,6 @@ require (
 	github.com/operator-framework/api v0.42.0
 	github.com/operator-framework/operator-registry v1.69.0
 	golang.org/x/mod v0.42.0
-	golang.org/x/net v0.60.0
 	golang.org/x/sync v0.23.0
 	k8s.io/api v0.36.2
 	sigs.k8s.io/yaml v1.6.0
@@ -157,6 +156,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
+	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/term v0.46.0 // indirect
