@@ -138,7 +138,7 @@ func (Cluster) Images(ctx context.Context) error {
 // Stack prepares the stack suite for running by hand: the project's images for the cluster, the sidecar and
 // stand-in images, the bundle pinned to them, its bundle image and the catalog holding it, in
 // _output/e2e/stack/ (what `go tool mage test` prepares), and prints the exports the suite reads. Then, as root:
-// cd operator && go test -tags cluster -v ./test/e2e/stack/ (docs/development.md, Stack suite).
+// cd testharness && go test -tags cluster -v ./suites/stack/ (docs/development.md, Stack suite).
 func (Cluster) Stack(ctx context.Context) error {
 	return runHarness(ctx, "cluster", "stack")
 }

@@ -1,4 +1,4 @@
-// Package clusterimages builds the project's images for the local cluster (operator/test/e2e/localcluster): the
+// Package clusterimages builds the project's images for the local cluster (testharness/suites/localcluster): the
 // release's efs-utils base, driver and operator images, assembled by imagebuild from the release's specs on the
 // Debian root that stands in for RHEL 9 (standinroot), for linux/amd64; and the driver image the cluster runs,
 // which is the release driver image plus one layer replacing only mount.nfs4 with the NFS stand-in (this kernel

@@ -12,7 +12,7 @@ import (
 	"github.com/openshift/aws-efs-csi/testharness/pkg/sysdeps"
 )
 
-// ClusterNeeds is what the local single-node cluster (operator/test/e2e/localcluster) needs from Debian: a
+// ClusterNeeds is what the local single-node cluster (testharness/suites/localcluster) needs from Debian: a
 // private containerd with runc, the CNI plugins of its pod network, ip(8) to remove its bridge, and iptables to
 // check that it left no rule behind.
 var ClusterNeeds = []sysdeps.Requirement{
@@ -23,15 +23,15 @@ var ClusterNeeds = []sysdeps.Requirement{
 	{Package: "iptables", File: "/usr/sbin/iptables-save"},
 }
 
-// The cluster suite: its tests carry the build tag "cluster", so `go test ./...` in the operator module runs only
+// The cluster suite: its tests carry the build tag "cluster", so `go test ./...` in the testharness module runs only
 // the package's unit tests and this suite, run as root, starts the cluster.
 const (
-	clusterSuiteDir     = "operator"
-	clusterSuitePackage = "./test/e2e/localcluster"
+	clusterSuiteDir     = "testharness"
+	clusterSuitePackage = "./suites/localcluster"
 )
 
 // localClusterPackage is the command that starts and stops the local cluster for people.
-const localClusterPackage = "github.com/openshift/aws-efs-csi/operator/test/e2e/localcluster/cmd/localcluster"
+const localClusterPackage = "github.com/openshift/aws-efs-csi/testharness/suites/localcluster/cmd/localcluster"
 
 // ClusterDir is where `cluster:up` keeps the local cluster of the repository at root.
 func ClusterDir(root string) string { return filepath.Join(root, "_output", "cluster") }

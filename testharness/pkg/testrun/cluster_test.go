@@ -44,9 +44,9 @@ func TestPlanRunsTheClusterSuite(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl := suites[len(suites)-2]
-	want := []string{"go", "test", "-race", "-tags", "cluster", "-timeout", "40m", "-v", "-count=1", "./test/e2e/localcluster"}
-	if cl.Name != "cluster operator/test/e2e/localcluster" || cl.Dir != "operator" || !reflect.DeepEqual(cl.Argv, want) {
-		t.Fatalf("suite = %+v; want the cluster suite running %v in operator", cl, want)
+	want := []string{"go", "test", "-race", "-tags", "cluster", "-timeout", "40m", "-v", "-count=1", "./suites/localcluster"}
+	if cl.Name != "cluster testharness/suites/localcluster" || cl.Dir != "testharness" || !reflect.DeepEqual(cl.Argv, want) {
+		t.Fatalf("suite = %+v; want the cluster suite running %v in testharness", cl, want)
 	}
 	needs := map[string]bool{}
 	for _, r := range cl.Requires {
@@ -62,17 +62,17 @@ func TestPlanRunsTheClusterSuite(t *testing.T) {
 	}
 }
 
-// The cluster tests read the images' directory from the variable the plan sets; both modules must spell it alike.
+// The cluster tests read the images' directory from the variable the plan sets; both packages must spell it alike.
 func TestTheClusterTestsReadTheImagesVariable(t *testing.T) {
 	root, err := workspace.Root(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(root, "operator/test/e2e/localcluster/images.go"))
+	b, err := os.ReadFile(filepath.Join(root, "testharness/suites/localcluster/images.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(b), `"`+clusterimages.ImagesDirEnv+`"`) {
-		t.Fatalf("operator/test/e2e/localcluster/images.go does not read %s", clusterimages.ImagesDirEnv)
+		t.Fatalf("testharness/suites/localcluster/images.go does not read %s", clusterimages.ImagesDirEnv)
 	}
 }

@@ -23,8 +23,8 @@ import (
 // command), the bundle rendered with their digests, as a release renders it with BUNDLE_IMAGES, its bundle image
 // (an OCI layout) and the file-based catalog pinning that image by digest, as `go tool mage catalog` writes it.
 const (
-	stackSuitePackage = "./test/e2e/stack"
-	stackImagesCmd    = "./test/e2e/stack/cmd/stackimages"
+	stackSuitePackage = "./suites/stack"
+	stackImagesCmd    = "./suites/stack/cmd/stackimages"
 	stackDirEnv       = "AWS_EFS_CSI_STACK_DIR"
 )
 

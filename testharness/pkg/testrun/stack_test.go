@@ -20,10 +20,10 @@ func TestPlanRunsTheStackSuiteWithItsDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := suites[len(suites)-1]
-	if last.Name != "cluster operator/test/e2e/stack" || last.Dir != "operator" || last.Prepare == nil {
-		t.Fatalf("last suite = %+v; want the stack suite in operator with a Prepare step", last)
+	if last.Name != "cluster testharness/suites/stack" || last.Dir != "testharness" || last.Prepare == nil {
+		t.Fatalf("last suite = %+v; want the stack suite in testharness with a Prepare step", last)
 	}
-	wantArgv := []string{"go", "test", "-race", "-tags", "cluster", "-timeout", "40m", "-v", "-count=1", "./test/e2e/stack"}
+	wantArgv := []string{"go", "test", "-race", "-tags", "cluster", "-timeout", "40m", "-v", "-count=1", "./suites/stack"}
 	if !slices.Equal(last.Argv, wantArgv) {
 		t.Errorf("argv %v; want %v", last.Argv, wantArgv)
 	}
@@ -74,21 +74,21 @@ func TestRunFailsASuiteWhosePreparationFails(t *testing.T) {
 	}
 }
 
-// The suite and the images command live in the operator module; the names this package uses must be theirs.
-func TestStackSuiteNamesMatchTheOperatorModule(t *testing.T) {
+// The suite and the images command live in testharness/suites/stack; the names this package uses must be theirs.
+func TestStackSuiteNamesMatchTheSuitePackage(t *testing.T) {
 	root, err := workspace.Root(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	op := filepath.Join(root, clusterSuiteDir)
-	if b, err := os.ReadFile(filepath.Join(op, stackImagesCmd, "main.go")); err != nil || !strings.Contains(string(b), "package main") {
+	mod := filepath.Join(root, clusterSuiteDir)
+	if b, err := os.ReadFile(filepath.Join(mod, stackImagesCmd, "main.go")); err != nil || !strings.Contains(string(b), "package main") {
 		t.Errorf("%s is not a main package: %v", stackImagesCmd, err)
 	}
 	for file, want := range map[string]string{
 		"main_test.go": `DirEnv = "` + stackDirEnv + `"`,
 		"images.go":    `PinsFile = "pins.txt"`,
 	} {
-		b, err := os.ReadFile(filepath.Join(op, stackSuitePackage, file))
+		b, err := os.ReadFile(filepath.Join(mod, stackSuitePackage, file))
 		if err != nil || !strings.Contains(string(b), want) {
 			t.Errorf("%s/%s does not declare %s: %v", stackSuitePackage, file, want, err)
 		}

@@ -18,12 +18,12 @@ func writeWorkspace(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
 	files := map[string]string{
-		"go.work":                              "go 1.26\n\nuse (\n\t./driver\n\t./operator\n)\n",
-		"driver/go.mod":                        "module example.com/driver\n\ngo 1.26\n",
-		"operator/go.mod":                      "module example.com/operator\n\ngo 1.26\n",
-		"efs-utils/README.md":                  "x",
-		"operator/test/e2e/localcluster/x.go":  "package localcluster\n",
-		"operator/test/e2e/stack/main_test.go": "package stack\n",
+		"go.work":                               "go 1.26\n\nuse (\n\t./driver\n\t./operator\n)\n",
+		"driver/go.mod":                         "module example.com/driver\n\ngo 1.26\n",
+		"operator/go.mod":                       "module example.com/operator\n\ngo 1.26\n",
+		"efs-utils/README.md":                   "x",
+		"testharness/suites/localcluster/x.go":  "package localcluster\n",
+		"testharness/suites/stack/main_test.go": "package stack\n",
 	}
 	for name, content := range files {
 		p := filepath.Join(root, name)
@@ -46,7 +46,7 @@ func TestPlan(t *testing.T) {
 	for _, s := range suites {
 		names = append(names, s.Name)
 	}
-	wantNames := []string{"go driver", "go operator", "pytest efs-utils", "cluster operator/test/e2e/localcluster", "cluster operator/test/e2e/stack"}
+	wantNames := []string{"go driver", "go operator", "pytest efs-utils", "cluster testharness/suites/localcluster", "cluster testharness/suites/stack"}
 	if !reflect.DeepEqual(names, wantNames) {
 		t.Fatalf("suites = %v, want %v", names, wantNames)
 	}
@@ -65,7 +65,7 @@ func TestPlan(t *testing.T) {
 
 // A suite whose folder is gone fails the plan, naming the folder, instead of leaving the suite out.
 func TestPlanFailsWhenASuiteFolderIsMissing(t *testing.T) {
-	for _, dir := range []string{"efs-utils", "operator/test/e2e/localcluster", "operator/test/e2e/stack"} {
+	for _, dir := range []string{"efs-utils", "testharness/suites/localcluster", "testharness/suites/stack"} {
 		t.Run(dir, func(t *testing.T) {
 			root := writeWorkspace(t)
 			if err := os.RemoveAll(filepath.Join(root, dir)); err != nil {

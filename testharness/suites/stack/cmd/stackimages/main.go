@@ -15,8 +15,8 @@ import (
 	"syscall"
 
 	"github.com/openshift/aws-efs-csi/operator/test/e2e/cluster"
-	"github.com/openshift/aws-efs-csi/operator/test/e2e/localcluster"
-	"github.com/openshift/aws-efs-csi/operator/test/e2e/stack"
+	"github.com/openshift/aws-efs-csi/testharness/suites/localcluster"
+	"github.com/openshift/aws-efs-csi/testharness/suites/stack"
 )
 
 func main() {

@@ -13,7 +13,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/openshift/aws-efs-csi/operator/test/e2e/cluster"
-	"github.com/openshift/aws-efs-csi/operator/test/e2e/localcluster"
+	"github.com/openshift/aws-efs-csi/testharness/suites/localcluster"
 )
 
 // repository is where the stack's images are named; nothing is pulled from it (pods use IfNotPresent and the

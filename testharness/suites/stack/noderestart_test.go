@@ -26,7 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/openshift/aws-efs-csi/operator/test/e2e/localcluster"
+	"github.com/openshift/aws-efs-csi/testharness/suites/localcluster"
 )
 
 // efsStateDir is efs-utils' state directory: the node DaemonSet's hostPath /var/run/efs, the same path on the

@@ -15,8 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/openshift/aws-efs-csi/operator/test/e2e/cluster"
-	"github.com/openshift/aws-efs-csi/operator/test/e2e/olm"
-	"github.com/openshift/aws-efs-csi/operator/test/e2e/storagee2e"
+	"github.com/openshift/aws-efs-csi/testharness/suites/olm"
+	"github.com/openshift/aws-efs-csi/testharness/suites/storagee2e"
 )
 
 // minStoragePassed is the fewest external storage tests the selection must pass: a run that passes fewer has

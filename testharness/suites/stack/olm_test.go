@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/openshift/aws-efs-csi/operator/test/e2e/cluster"
-	"github.com/openshift/aws-efs-csi/operator/test/e2e/olm"
+	"github.com/openshift/aws-efs-csi/testharness/suites/olm"
 )
 
 // catalogSource is the CatalogSource serving the stack's catalog.

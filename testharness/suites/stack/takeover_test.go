@@ -30,7 +30,7 @@ import (
 	"github.com/openshift/aws-efs-csi/operator/pkg/hooks"
 	"github.com/openshift/aws-efs-csi/operator/pkg/sharedvolume"
 	"github.com/openshift/aws-efs-csi/operator/pkg/takeover"
-	"github.com/openshift/aws-efs-csi/operator/test/e2e/bundleinstall"
+	"github.com/openshift/aws-efs-csi/testharness/suites/bundleinstall"
 )
 
 // communityNamespace is where the community aws-efs-operator ran (installed through OLM in all namespaces).

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openshift/aws-efs-csi/magefiles/pkg/workspace"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -14,6 +15,17 @@ import (
 )
 
 const testNamespace = "openshift-cluster-csi-drivers"
+
+// operatorDir is the operator module's directory, found from the repository root (the directory holding go.work)
+// rather than by counting parents, so the test does not depend on where this package sits in the tree.
+func operatorDir(t *testing.T) string {
+	t.Helper()
+	root, err := workspace.Root(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(root, "operator")
+}
 
 // shippedBundle writes a bundle made of the operator's shipped CSV (plain YAML, the source ART and mage both
 // consume), the other manifests beside it and the SharedVolume CRD, as `go tool mage bundle` lays it out, and
@@ -25,13 +37,14 @@ func shippedBundle(t *testing.T) *Bundle {
 		t.Fatal(err)
 	}
 	sources := map[string]string{
-		"../../../manifests/aws-efs-csi-driver-operator.clusterserviceversion.yaml": "csv.yaml",
-		"../../../manifests/aws-efs-csi-driver-operator-config.configmap.yaml":      "config.configmap.yaml",
-		"../../../manifests/aws-efs-csi-driver-operator-metrics-service.yaml":       "metrics-service.yaml",
-		"../../../assets/crds/aws-efs.managed.openshift.io_sharedvolumes.yaml":      "sharedvolumes.crd.yaml",
+		"manifests/aws-efs-csi-driver-operator.clusterserviceversion.yaml": "csv.yaml",
+		"manifests/aws-efs-csi-driver-operator-config.configmap.yaml":      "config.configmap.yaml",
+		"manifests/aws-efs-csi-driver-operator-metrics-service.yaml":       "metrics-service.yaml",
+		"assets/crds/aws-efs.managed.openshift.io_sharedvolumes.yaml":      "sharedvolumes.crd.yaml",
 	}
+	operator := operatorDir(t)
 	for from, to := range sources {
-		b, err := os.ReadFile(from)
+		b, err := os.ReadFile(filepath.Join(operator, from))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +65,7 @@ func TestObjectsOfShippedBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	version, err := os.ReadFile("../../../VERSION")
+	version, err := os.ReadFile(filepath.Join(operatorDir(t), "VERSION"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 const PauseImage = "localhost/aws-efs-csi-e2e/pause:v1"
 
 // harnessPackage is the import path of this package; the programs it packs as images live below it.
-const harnessPackage = "github.com/openshift/aws-efs-csi/operator/test/e2e/localcluster"
+const harnessPackage = "github.com/openshift/aws-efs-csi/testharness/suites/localcluster"
 
 // buildPauseImage compiles the pause program and writes its image as a docker archive to dir/pause.tar.
 func buildPauseImage(ctx context.Context, dir string, log io.Writer) (string, error) {

@@ -15,7 +15,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
-	"github.com/openshift/aws-efs-csi/operator/test/e2e/localcluster"
+	"github.com/openshift/aws-efs-csi/testharness/suites/localcluster"
 )
 
 // StandInRegistry replaces the registry of Kubernetes' e2e test images (promoterE2eRegistry,

@@ -33,9 +33,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/openshift/aws-efs-csi/operator/pkg/sharedvolume"
-	"github.com/openshift/aws-efs-csi/operator/test/e2e/bundleinstall"
 	"github.com/openshift/aws-efs-csi/operator/test/e2e/cluster"
-	"github.com/openshift/aws-efs-csi/operator/test/e2e/localcluster"
+	"github.com/openshift/aws-efs-csi/testharness/suites/bundleinstall"
+	"github.com/openshift/aws-efs-csi/testharness/suites/localcluster"
 )
 
 const (

@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/openshift/aws-efs-csi/operator/test/e2e/olm"
+	"github.com/openshift/aws-efs-csi/testharness/suites/olm"
 )
 
 // NextImagesDirEnv names the project's images built as the next release (the same tree with the patch versions

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/openshift/aws-efs-csi/operator/test/e2e/localcluster"
+	"github.com/openshift/aws-efs-csi/testharness/suites/localcluster"
 )
 
 // layoutRef is the reference by digest an OCI image layout's (first) image or index gets in repo: what a catalog
