@@ -37,7 +37,7 @@ import (
 // The provisioning storm benchmark (docs/performance.md, "Provisioning storm"), a subtest of
 // TestOperatorInstallsTheDriver. `go tool mage test` runs the reduced storm (50 claims); the full one is on demand:
 //
-//	go test -tags cluster -run 'TestOperatorInstallsTheDriver/(operator_ready|driver_ready|provisioning_storm)$' -timeout 60m ./test/e2e/stack/ -storm.pvcs=500
+//	go test -tags cluster -run 'TestOperatorInstallsTheDriver/(operator_ready|driver_ready|provisioning_storm)$' -timeout 60m ./suites/stack/ -storm.pvcs=500
 //
 // It measures, it does not assert on time: what fails the test is a claim never Bound or never deleted, two access
 // points sharing a GID, or an access point left behind.
