@@ -61,6 +61,7 @@ func Deployment(in Inputs) ([]dc.DeploymentHookFunc, []factory.Informer) {
 	secrets := in.Kube.Core().V1().Secrets()
 	hooks := []dc.DeploymentHookFunc{
 		whilemanaged.Hook(in.ClusterCSIDrivers, in.ClusterCSIDriverName, RBACInPlace(in.RBAC, in.Namespace, in.Kube, in.ClusterKube, func(d *appsv1.Deployment) *corev1.PodSpec { return &d.Spec.Template.Spec })),
+		ProfileWithoutCipherList(),
 		csidrivercontrollerservicecontroller.WithObservedProxyDeploymentHook(),
 		csidrivercontrollerservicecontroller.WithReplicasHook(in.Config),
 		csidrivercontrollerservicecontroller.WithCABundleDeploymentHook(in.Namespace, TrustedCABundleConfigMap, cms),
