@@ -73,12 +73,13 @@ func Deployment(in Inputs) ([]dc.DeploymentHookFunc, []factory.Informer) {
 		// Last: it sees the Deployment every other hook made.
 		whilemanaged.Hook(in.ClusterCSIDrivers, in.ClusterCSIDriverName, NoPlaceholdersLeft(func(d *appsv1.Deployment) *corev1.PodTemplateSpec { return &d.Spec.Template })),
 	}
-	informers := []factory.Informer{
+	informers := append([]factory.Informer{
 		cms.Informer(),
 		secrets.Informer(),
+		in.ClusterCSIDriverInformer,
 		in.Config.Config().V1().Infrastructures().Informer(),
 		in.Config.Config().V1().Proxies().Informer(),
-	}
+	}, rbacInformers(in)...)
 	return hooks, informers
 }
 
@@ -99,12 +100,26 @@ func DaemonSet(in Inputs) ([]csidrivernodeservicecontroller.DaemonSetHookFunc, [
 		// Last: it sees the DaemonSet every other hook made.
 		whilemanaged.Hook(in.ClusterCSIDrivers, in.ClusterCSIDriverName, NoPlaceholdersLeft(func(ds *appsv1.DaemonSet) *corev1.PodTemplateSpec { return &ds.Spec.Template })),
 	}
-	informers := []factory.Informer{
+	informers := append([]factory.Informer{
 		cms.Informer(),
 		secrets.Informer(),
 		in.ClusterCSIDriverInformer,
 		in.CommunityDaemonSetInformer,
 		in.Config.Config().V1().Infrastructures().Informer(),
-	}
+	}, rbacInformers(in)...)
 	return hooks, informers
+}
+
+// rbacInformers are the informers behind the listers RBACInPlace reads. They are declared with the workload
+// controllers' informers because library-go's factory waits for the caches of the declared informers only before
+// the first sync: RBACInPlace reading an unsynced lister would find the RBAC missing and report the controller
+// Degraded for a moment on every operator start (every upgrade), although nothing is missing.
+func rbacInformers(in Inputs) []factory.Informer {
+	return []factory.Informer{
+		in.Kube.Core().V1().ServiceAccounts().Informer(),
+		in.Kube.Rbac().V1().Roles().Informer(),
+		in.Kube.Rbac().V1().RoleBindings().Informer(),
+		in.ClusterKube.Rbac().V1().ClusterRoles().Informer(),
+		in.ClusterKube.Rbac().V1().ClusterRoleBindings().Informer(),
+	}
 }
