@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"github.com/openshift/aws-efs-csi/operator/pkg/takeover"
 	"github.com/openshift/aws-efs-csi/operator/pkg/whilemanaged"
@@ -48,10 +49,15 @@ type Inputs struct {
 	ClusterCSIDrivers operatorlisters.ClusterCSIDriverLister
 	// ClusterCSIDriverInformer is the informer behind ClusterCSIDrivers.
 	ClusterCSIDriverInformer factory.Informer
-	// CommunityDaemonSets lists the community aws-efs-operator's node DaemonSets in every namespace.
+	// CommunityDaemonSets lists the DaemonSets named efs-csi-node in every namespace (the community
+	// aws-efs-operator's carry its ownership label).
 	CommunityDaemonSets appslisters.DaemonSetLister
 	// CommunityDaemonSetInformer is the informer behind CommunityDaemonSets.
 	CommunityDaemonSetInformer factory.Informer
+	// CommunityPods lists the pods labelled takeover.PodSelector in every namespace.
+	CommunityPods corelisters.PodLister
+	// CommunityPodInformer is the informer behind CommunityPods.
+	CommunityPodInformer factory.Informer
 }
 
 // Deployment returns the hooks for the controller Deployment, in order, and the informers they read. library-go
@@ -89,7 +95,7 @@ func DaemonSet(in Inputs) ([]csidrivernodeservicecontroller.DaemonSetHookFunc, [
 	cms := in.Kube.Core().V1().ConfigMaps()
 	secrets := in.Kube.Core().V1().Secrets()
 	hooks := []csidrivernodeservicecontroller.DaemonSetHookFunc{
-		takeover.HoldBackHook(in.CommunityDaemonSets, in.ClusterCSIDrivers, in.ClusterCSIDriverName),
+		takeover.HoldBackHook(in.CommunityDaemonSets, in.CommunityPods, in.ClusterCSIDrivers, in.ClusterCSIDriverName),
 		whilemanaged.Hook(in.ClusterCSIDrivers, in.ClusterCSIDriverName, RBACInPlace(in.RBAC, in.Namespace, in.Kube, in.ClusterKube, func(ds *appsv1.DaemonSet) *corev1.PodSpec { return &ds.Spec.Template.Spec })),
 		csidrivernodeservicecontroller.WithCABundleDaemonSetHook(in.Namespace, TrustedCABundleConfigMap, cms),
 		FIPSDaemonSet(in.FIPSEnabled),
@@ -105,6 +111,7 @@ func DaemonSet(in Inputs) ([]csidrivernodeservicecontroller.DaemonSetHookFunc, [
 		secrets.Informer(),
 		in.ClusterCSIDriverInformer,
 		in.CommunityDaemonSetInformer,
+		in.CommunityPodInformer,
 		in.Config.Config().V1().Infrastructures().Informer(),
 	}, rbacInformers(in)...)
 	return hooks, informers

@@ -44,6 +44,8 @@ func declaredOnly(t *testing.T) (Inputs, func([]factory.Informer)) {
 		ClusterCSIDriverInformer:   opInformers.Operator().V1().ClusterCSIDrivers().Informer(),
 		CommunityDaemonSets:        community.Apps().V1().DaemonSets().Lister(),
 		CommunityDaemonSetInformer: community.Apps().V1().DaemonSets().Informer(),
+		CommunityPods:              community.Core().V1().Pods().Lister(),
+		CommunityPodInformer:       community.Core().V1().Pods().Informer(),
 	}
 	start := func(declared []factory.Informer) {
 		stop := make(chan struct{})

@@ -168,21 +168,23 @@ func startDriverSet(ctx context.Context, opts Options, c *clients, assetFunc fun
 	kubeInformers := v1helpers.NewKubeInformersForNamespacesWithResyncPeriod(c.kube, resync, ns, "")
 	configInformers := configinformers.NewSharedInformerFactory(c.config, resync)
 	opInformers := operatorinformers.NewSharedInformerFactory(c.operator, resync)
-	communityDaemonSets := informers.NewSharedInformerFactoryWithOptions(c.kube, resync, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		byName(takeover.DaemonSetName)(o)
-		o.LabelSelector = takeover.OwnedSelector().String()
+	// Every DaemonSet named efs-csi-node, not only the community operator's: the hold-back tells the pods of a
+	// deleted community DaemonSet from those of an unrelated one by their owner.
+	communityDaemonSets := informers.NewSharedInformerFactoryWithOptions(c.kube, resync, informers.WithTweakListOptions(byName(takeover.DaemonSetName)))
+	communityPods := informers.NewSharedInformerFactoryWithOptions(c.kube, resync, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.LabelSelector = takeover.PodSelector().String()
 	}))
 	communityDeployments := informers.NewSharedInformerFactoryWithOptions(c.kube, resync, informers.WithTweakListOptions(byName(takeover.DeploymentName)))
 
 	controllers, err := buildDriverControllers(driverInputs{
 		opts: opts, clients: c, assetFunc: assetFunc, operatorClient: operatorClient,
 		kubeInformers: kubeInformers, configInformers: configInformers, opInformers: opInformers,
-		communityDaemonSets: communityDaemonSets, communityDeployments: communityDeployments,
+		communityDaemonSets: communityDaemonSets, communityDeployments: communityDeployments, communityPods: communityPods,
 	})
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range []interface{ Start(<-chan struct{}) }{dynInformers, kubeInformers, configInformers, opInformers, communityDaemonSets, communityDeployments} {
+	for _, s := range []interface{ Start(<-chan struct{}) }{dynInformers, kubeInformers, configInformers, opInformers, communityDaemonSets, communityDeployments, communityPods} {
 		s.Start(ctx.Done())
 	}
 	return runAll(ctx, controllers), nil

@@ -42,6 +42,9 @@ type driverInputs struct {
 	// own Deployment in every namespace (by name; the DaemonSet also by its ownership label).
 	communityDaemonSets  informers.SharedInformerFactory
 	communityDeployments informers.SharedInformerFactory
+	// communityPods watches the pods of efs-csi-node DaemonSets in every namespace (by label), which must be gone
+	// before the driver's node DaemonSet starts.
+	communityPods informers.SharedInformerFactory
 }
 
 // buildDriverControllers returns library-go's CSI controllers for the driver and the operator's own controllers
@@ -90,6 +93,8 @@ func buildDriverControllers(in driverInputs) ([]factory.Controller, error) {
 		ClusterCSIDriverInformer:   in.opInformers.Operator().V1().ClusterCSIDrivers().Informer(),
 		CommunityDaemonSets:        in.communityDaemonSets.Apps().V1().DaemonSets().Lister(),
 		CommunityDaemonSetInformer: in.communityDaemonSets.Apps().V1().DaemonSets().Informer(),
+		CommunityPods:              in.communityPods.Core().V1().Pods().Lister(),
+		CommunityPodInformer:       in.communityPods.Core().V1().Pods().Informer(),
 	}
 	deployHooks, deployInformers := hooks.Deployment(hookInputs)
 	dsHooks, dsInformers := hooks.DaemonSet(hookInputs)

@@ -11,12 +11,17 @@ import (
 	"github.com/openshift/library-go/pkg/operator/events"
 	"github.com/openshift/library-go/pkg/operator/v1helpers"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 )
 
 const crName = "efs.csi.aws.com"
@@ -140,6 +145,7 @@ func TestHoldBackHook(t *testing.T) {
 		deleting bool
 		noCR     bool
 		objs     []runtime.Object
+		pods     []*corev1.Pod
 		wantErr  string
 	}{
 		{name: "no community DaemonSet", spec: managed},
@@ -148,6 +154,15 @@ func TestHoldBackHook(t *testing.T) {
 		{name: "community DaemonSet, Removed", spec: &opv1.OperatorSpec{ManagementState: opv1.Removed}, objs: []runtime.Object{communityDS("openshift-operators")}},
 		{name: "community DaemonSet, being deleted", spec: managed, deleting: true, objs: []runtime.Object{communityDS("openshift-operators")}},
 		{name: "community DaemonSet, ClusterCSIDriver gone", spec: managed, noCR: true, objs: []runtime.Object{communityDS("openshift-operators")}},
+		{name: "community DaemonSet deleted, its pod still terminating", spec: managed,
+			pods: []*corev1.Pod{nodePod("openshift-operators", "efs-csi-node-x1", "uid-community", corev1.PodRunning)}, wantErr: "openshift-operators/efs-csi-node-x1 on node \"worker-1\""},
+		{name: "community DaemonSet deleted, its pod finished", spec: managed,
+			pods: []*corev1.Pod{nodePod("openshift-operators", "efs-csi-node-x1", "uid-community", corev1.PodSucceeded)}},
+		{name: "pod of an unrelated efs-csi-node", spec: managed,
+			objs: []runtime.Object{&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: DaemonSetName, Namespace: "kube-system", UID: "uid-upstream"}}},
+			pods: []*corev1.Pod{nodePod("kube-system", "efs-csi-node-u1", "uid-upstream", corev1.PodRunning)}},
+		{name: "community pod, Removed", spec: &opv1.OperatorSpec{ManagementState: opv1.Removed},
+			pods: []*corev1.Pod{nodePod("openshift-operators", "efs-csi-node-x1", "uid-community", corev1.PodRunning)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -162,7 +177,13 @@ func TestHoldBackHook(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			hook := HoldBackHook(in.DaemonSets, ops.Operator().V1().ClusterCSIDrivers().Lister(), crName)
+			pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+			for _, p := range tc.pods {
+				if err := pods.Add(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			hook := HoldBackHook(in.DaemonSets, corelisters.NewPodLister(pods), ops.Operator().V1().ClusterCSIDrivers().Lister(), crName)
 			err := hook(tc.spec, &appsv1.DaemonSet{})
 			if tc.wantErr == "" && err != nil {
 				t.Fatalf("hook = %v, want nil", err)
@@ -171,5 +192,15 @@ func TestHoldBackHook(t *testing.T) {
 				t.Fatalf("hook = %v, want an error naming %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// nodePod is a pod of an efs-csi-node DaemonSet with UID ownerUID, on node worker-1.
+func nodePod(ns, name, ownerUID string, phase corev1.PodPhase) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{PodLabel: DaemonSetName},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: DaemonSetName, UID: types.UID(ownerUID), Controller: ptr.To(true)}}},
+		Spec:   corev1.PodSpec{NodeName: "worker-1"},
+		Status: corev1.PodStatus{Phase: phase},
 	}
 }
