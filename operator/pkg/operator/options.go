@@ -13,6 +13,10 @@ import (
 // ClusterCSIDriverName is the ClusterCSIDriver this operator serves.
 const ClusterCSIDriverName = "efs.csi.aws.com"
 
+// ControllerServiceAccount is the controller Deployment's ServiceAccount (assets/driver/controller_sa.yaml), the
+// one OpenShift's operators bound their provisioner roles to.
+const ControllerServiceAccount = "aws-efs-csi-driver-controller-sa"
+
 // Controller names; each prefixes the conditions it sets on the ClusterCSIDriver.
 const (
 	StaticResourcesController        = "AWSEFSDriverStaticResourcesController"

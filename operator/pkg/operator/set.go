@@ -122,6 +122,7 @@ func buildDriverControllers(in driverInputs) ([]factory.Controller, error) {
 	csiDrivers := in.kubeInformers.InformersFor("").Storage().V1().CSIDrivers()
 	pvs, secrets := in.kubeInformers.InformersFor("").Core().V1().PersistentVolumes(), in.kubeInformers.InformersFor(ns).Core().V1().Secrets()
 	infras := in.configInformers.Config().V1().Infrastructures()
+	clusterRBAC := in.kubeInformers.InformersFor("").Rbac().V1()
 	controllers = append(controllers,
 		csidriver.New(in.operatorClient, csidriver.Inputs{Required: csiDriver, Kube: c.kube,
 			CSIDrivers: csiDrivers.Lister(), Informer: csiDrivers.Informer()}, resync, rec),
@@ -141,6 +142,9 @@ func buildDriverControllers(in driverInputs) ([]factory.Controller, error) {
 			OperatorClient: in.operatorClient,
 			OwnFinalizers:  finalizerNames(ControllerServiceController, NodeServiceController, UninstallController),
 			OwnCondition:   StaticResourcesController + "Degraded",
+			LegacyRBAC: adoption.LegacyRBAC{Kube: c.kube, Bindings: clusterRBAC.ClusterRoleBindings().Lister(), Roles: clusterRBAC.ClusterRoles().Lister(),
+				Namespace: ns, ServiceAccount: ControllerServiceAccount},
+			RBACInformers: []factory.Informer{clusterRBAC.ClusterRoleBindings().Informer(), clusterRBAC.ClusterRoles().Informer()},
 		}, resync, rec),
 		newUninstaller(&uninstaller{
 			operatorClient:  in.operatorClient,
