@@ -24,14 +24,14 @@ const ControllerName = "AWSEFSLegacyOperatorAdoptionController"
 const FinalizerPrefix = "aws-efs-csi-driver-operator.operator.openshift.io/"
 
 // ForeignConditions are the condition types only OpenShift's operators write: the static resources controllers of
-// the 5.x operator (csi-operator) and, from the 4.x operator, its static resources, credentials and ServiceMonitor
-// controllers, whose names differ from this operator's.
+// the 5.x operator (csi-operator) and, from the 4.x operator, its static resources and ServiceMonitor controllers'
+// and its credentials controller's Degraded, whose names differ from this operator's. The 4.x credentials
+// controller's Available and Progressing are not among them: this operator keeps writing those
+// (operator.LegacyCredentialsRequestController), since the ROSA documentation waits on the Available one.
 var ForeignConditions = []string{
 	"AWSEFSDriverControlPlaneStaticResourcesControllerDegraded",
 	"AWSEFSDriverGuestStaticResourcesControllerDegraded",
 	"CSIStaticResourceControllerDegraded",
-	"AWSEFSDriverCredentialsRequestControllerAvailable",
-	"AWSEFSDriverCredentialsRequestControllerProgressing",
 	"AWSEFSDriverCredentialsRequestControllerDegraded",
 	"AWSEFSDriverServiceMonitorControllerDegraded",
 }

@@ -26,6 +26,12 @@ const (
 	NodeCredentialsRequestController = "AWSEFSNodeCredentialsRequestController"
 	ConfigObserverController         = "AWSEFSDriverCSIConfigObserverController"
 	UninstallController              = "AWSEFSDriverUninstallController"
+	// LegacyCredentialsRequestController is what OpenShift's 4.x operators called the controller
+	// CredentialsRequest controller (openshift/aws-efs-csi-driver-operator@068355f release-4.14
+	// pkg/operator/starter.go). The ROSA documentation tells admins to wait for
+	// AWSEFSDriverCredentialsRequestControllerAvailable, so that condition is kept, written with
+	// CredentialsRequestController's values.
+	LegacyCredentialsRequestController = "AWSEFSDriverCredentialsRequestController"
 )
 
 // Options are the operator's inputs.

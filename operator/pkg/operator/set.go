@@ -106,17 +106,17 @@ func buildDriverControllers(in driverInputs) ([]factory.Controller, error) {
 
 	cloudCreds := in.opInformers.Operator().V1().CloudCredentials()
 	for _, cr := range []struct {
-		name, asset, env, arn string
+		name, alias, asset, env, arn string
 	}{
-		{CredentialsRequestController, assets.CredentialsRequest, config.EnvRoleARN, in.opts.Config.RoleARN},
-		{NodeCredentialsRequestController, assets.NodeCredentialsRequest, config.EnvNodeRoleARN, in.opts.Config.NodeRoleARN},
+		{CredentialsRequestController, LegacyCredentialsRequestController, assets.CredentialsRequest, config.EnvRoleARN, in.opts.Config.RoleARN},
+		{NodeCredentialsRequestController, "", assets.NodeCredentialsRequest, config.EnvNodeRoleARN, in.opts.Config.NodeRoleARN},
 	} {
 		manifest, err := in.assetFunc(cr.asset)
 		if err != nil {
 			return nil, err
 		}
 		controllers = append(controllers, credentials.New(credentials.Options{
-			Name: cr.name, Manifest: manifest, TargetNamespace: ns, RoleARNEnv: cr.env, RoleARN: cr.arn, ResyncInterval: resync,
+			Name: cr.name, AliasName: cr.alias, Manifest: manifest, TargetNamespace: ns, RoleARNEnv: cr.env, RoleARN: cr.arn, ResyncInterval: resync,
 		}, in.operatorClient, c.dynamic, cloudCreds.Lister(), cloudCreds.Informer(), rec))
 	}
 	csiDrivers := in.kubeInformers.InformersFor("").Storage().V1().CSIDrivers()

@@ -36,7 +36,8 @@ func TestAdoptOpenShiftOperatorInstall(t *testing.T) {
 		Spec: opv1.ClusterCSIDriverSpec{OperatorSpec: opv1.OperatorSpec{ManagementState: opv1.Managed, LogLevel: opv1.Normal, OperatorLogLevel: opv1.Normal}},
 	}, metav1.CreateOptions{}))(t)
 	now := metav1.Now()
-	for _, c := range []string{"AWSEFSDriverControlPlaneStaticResourcesControllerDegraded", "AWSEFSDriverGuestStaticResourcesControllerDegraded", "CSIStaticResourceControllerDegraded"} {
+	for _, c := range []string{"AWSEFSDriverControlPlaneStaticResourcesControllerDegraded", "AWSEFSDriverGuestStaticResourcesControllerDegraded", "CSIStaticResourceControllerDegraded",
+		"AWSEFSDriverCredentialsRequestControllerAvailable"} {
 		cr.Status.Conditions = append(cr.Status.Conditions, opv1.OperatorCondition{Type: c, Status: opv1.ConditionFalse, LastTransitionTime: now, Reason: "AsExpected"})
 	}
 	ok(e.ops.OperatorV1().ClusterCSIDrivers().UpdateStatus(ctx, cr, metav1.UpdateOptions{}))(t)
@@ -83,6 +84,29 @@ func TestAdoptOpenShiftOperatorInstall(t *testing.T) {
 		}
 		if _, err := e.condition(ctx, "AWSEFSDriverStaticResourcesControllerDegraded"); err != nil {
 			return err
+		}
+		return nil
+	})
+	// The conditions OpenShift's console, CI and documentation wait on keep their names: the workload
+	// controllers' Available (openshift/release's EFS steps and the OpenShift docs wait for both) and the 4.x
+	// credentials controller's, which the ROSA documentation lists and which mirrors this operator's
+	// AWSEFSCredentialsRequestController.
+	eventually(t, time.Minute, "the conditions admins wait on", func(ctx context.Context) error {
+		for _, c := range []string{"AWSEFSDriverControllerServiceControllerAvailable", "AWSEFSDriverNodeServiceControllerAvailable"} {
+			if _, err := e.condition(ctx, c); err != nil {
+				return err
+			}
+		}
+		ours, err := e.condition(ctx, "AWSEFSCredentialsRequestControllerAvailable")
+		if err != nil {
+			return err
+		}
+		legacy, err := e.condition(ctx, "AWSEFSDriverCredentialsRequestControllerAvailable")
+		if err != nil {
+			return err
+		}
+		if legacy.Status != ours.Status || legacy.Reason != ours.Reason {
+			return fmt.Errorf("AWSEFSDriverCredentialsRequestControllerAvailable %s %s, AWSEFSCredentialsRequestControllerAvailable %s %s", legacy.Status, legacy.Reason, ours.Status, ours.Reason)
 		}
 		return nil
 	})
