@@ -212,3 +212,51 @@ contexts:
 current-context: e2e
 `, c.Host, b64(c.CertData), b64(c.KeyData)))
 }
+
+// TestOperatorBinaryRefusesToStartWithoutTheTLSProfile: when APIServer/cluster cannot be read (here: an identity
+// without RBAC), the operator does not serve with a default profile that may be weaker than the cluster's; it
+// exits with an error naming the APIServer, so that its pod restarts and tries again.
+func TestOperatorBinaryRefusesToStartWithoutTheTLSProfile(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "aws-efs-csi-driver-operator")
+	args := []string{"build", "-o", bin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	if out, err := exec.CommandContext(t.Context(), "go", append(args, "github.com/openshift/aws-efs-csi/operator/cmd/aws-efs-csi-driver-operator")...).CombinedOutput(); err != nil {
+		t.Fatalf("building the operator: %v\n%s", err, out)
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := e.cl.WriteKubeconfig(kubeconfig, "e2e-nobody"); err != nil {
+		t.Fatal(err)
+	}
+	addr, err := freeLoopbackAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "start", "-v=2", "--kubeconfig="+kubeconfig, "--namespace="+namespace, "--listen="+addr)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TMPDIR="+dir, "POD_NAME=aws-efs-csi-driver-operator-e2e")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err == nil {
+			t.Fatalf("operator exited successfully without reading the TLS profile; want a failure\n%s", out.String())
+		}
+		if !strings.Contains(out.String(), "APIServer") || !strings.Contains(out.String(), "forbidden") {
+			t.Fatalf("operator output does not name the APIServer it could not read:\n%s", out.String())
+		}
+	case <-time.After(90 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+		t.Fatalf("operator still runs 90 s after failing to read the TLS profile\n%s", lastN(strings.Split(out.String(), "\n"), 30))
+	}
+}
