@@ -147,14 +147,19 @@ func newSharedVolumeController(c *clients, opts Options) (factory.Controller, []
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.kube.CoreV1().Events("")})
 	events := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "aws-efs-csi-driver-operator"})
 
+	grants := informers.NewSharedInformerFactoryWithOptions(c.kube, opts.resync(), informers.WithNamespace(opts.Config.Namespace),
+		informers.WithTweakListOptions(byName(sharedvolume.GrantsConfigMap)))
+	grantCMs := grants.Core().V1().ConfigMaps()
+
 	ctrl := sharedvolume.New(sharedvolume.Clients{
 		Kube: c.kube, Dynamic: c.dynamic,
 		SharedVolumes: svInformer,
 		PVs:           pvs.Lister(), PVInformer: pvs.Informer(),
 		PVCs: pvcs.Lister(), PVCInformer: pvcs.Informer(),
 		Events: events,
+		Grants: sharedvolume.Grants{Namespace: opts.Config.Namespace, ConfigMaps: grantCMs.Lister()}, GrantsInformer: grantCMs.Informer(),
 	}, opts.resync(), opts.Recorder)
-	return ctrl, []func(<-chan struct{}){svFactory.Start, owned.Start}
+	return ctrl, []func(<-chan struct{}){svFactory.Start, owned.Start, grants.Start}
 }
 
 // startDriverSet builds fresh informers and controllers for the driver and runs them until ctx ends.

@@ -90,6 +90,7 @@ func TestTakeoverFromCommunityOperator(t *testing.T) {
 	pv := ok(e.kube.CoreV1().PersistentVolumes().Create(ctx, sharedvolume.DesiredPV(svTyped), metav1.CreateOptions{}))(t)
 	pvc := ok(e.kube.CoreV1().PersistentVolumeClaims("team-b").Create(ctx, sharedvolume.DesiredPVC(svTyped), metav1.CreateOptions{}))(t)
 
+	e.grantSharedVolumes(t, map[string]string{"team-b": "fs-0abc::fsap-0def"})
 	op := e.startOperator(testConfig())
 	e.waitSharedVolumeReady(t, "team-b", "shared")
 	time.Sleep(5 * time.Second)
