@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	opv1 "github.com/openshift/api/operator/v1"
 	operatorlisters "github.com/openshift/client-go/operator/listers/operator/v1"
@@ -142,6 +143,10 @@ func HoldBackHook(dss appslisters.DaemonSetLister, pods corelisters.PodLister, d
 	})
 }
 
+// StuckPodGrace is how long after its deletion deadline a community pod that still exists is taken for one on a
+// lost node.
+const StuckPodGrace = time.Minute
+
 // CommunityPods returns, sorted, the pods of the community node DaemonSet that have not finished: pods labelled
 // PodSelector whose controlling owner is a DaemonSet named efs-csi-node that is the community operator's or no
 // longer exists (deleted by the takeover; its pods are terminating or waiting for the garbage collector). Pods of
@@ -154,6 +159,11 @@ func CommunityPods(dss appslisters.DaemonSetLister, pods corelisters.PodLister) 
 	var out []*corev1.Pod
 	for _, p := range all {
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		// A pod still there a minute past its deletion deadline is on a node whose kubelet is gone (as the
+		// uninstall controller judges it): nothing runs it any more, and waiting for it would hold back every node.
+		if p.DeletionTimestamp != nil && time.Since(p.DeletionTimestamp.Time) > StuckPodGrace {
 			continue
 		}
 		owner := metav1.GetControllerOf(p)

@@ -3,6 +3,7 @@ package takeover
 import (
 	"strings"
 	"testing"
+	"time"
 
 	opv1 "github.com/openshift/api/operator/v1"
 	operatorfake "github.com/openshift/client-go/operator/clientset/versioned/fake"
@@ -158,6 +159,10 @@ func TestHoldBackHook(t *testing.T) {
 			pods: []*corev1.Pod{nodePod("openshift-operators", "efs-csi-node-x1", "uid-community", corev1.PodRunning)}, wantErr: "openshift-operators/efs-csi-node-x1 on node \"worker-1\""},
 		{name: "community DaemonSet deleted, its pod finished", spec: managed,
 			pods: []*corev1.Pod{nodePod("openshift-operators", "efs-csi-node-x1", "uid-community", corev1.PodSucceeded)}},
+		{name: "community pod a minute past its deletion deadline (lost node)", spec: managed,
+			pods: []*corev1.Pod{deletedAgo(nodePod("openshift-operators", "efs-csi-node-x1", "uid-community", corev1.PodRunning), 2*time.Minute)}},
+		{name: "community pod within its grace period", spec: managed,
+			pods: []*corev1.Pod{deletedAgo(nodePod("openshift-operators", "efs-csi-node-x1", "uid-community", corev1.PodRunning), -20*time.Second)}, wantErr: "efs-csi-node-x1"},
 		{name: "pod of an unrelated efs-csi-node", spec: managed,
 			objs: []runtime.Object{&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: DaemonSetName, Namespace: "kube-system", UID: "uid-upstream"}}},
 			pods: []*corev1.Pod{nodePod("kube-system", "efs-csi-node-u1", "uid-upstream", corev1.PodRunning)}},
@@ -203,4 +208,11 @@ func nodePod(ns, name, ownerUID string, phase corev1.PodPhase) *corev1.Pod {
 		Spec:   corev1.PodSpec{NodeName: "worker-1"},
 		Status: corev1.PodStatus{Phase: phase},
 	}
+}
+
+// deletedAgo marks p deleted with its deletion deadline ago in the past (negative: still ahead).
+func deletedAgo(p *corev1.Pod, ago time.Duration) *corev1.Pod {
+	ts := metav1.NewTime(time.Now().Add(-ago))
+	p.DeletionTimestamp = &ts
+	return p
 }

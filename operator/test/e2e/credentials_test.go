@@ -174,6 +174,25 @@ func TestCredentialsRequestAdoptedWithoutRewrites(t *testing.T) {
 		}
 		return nil
 	})
+	// The generation the controller applied is recorded in the ClusterCSIDriver's status (library-go's apply compares
+	// it; a sync that reads the status before that record reaches the informer applies once more).
+	eventually(t, time.Minute, "the CredentialsRequest's generation recorded", func(ctx context.Context) error {
+		cr, err := e.credentialsRequest(ctx, controllerCR)
+		if err != nil || cr == nil {
+			return fmt.Errorf("CredentialsRequest %s: %v", controllerCR, err)
+		}
+		driver, err := e.ops.OperatorV1().ClusterCSIDrivers().Get(ctx, crName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, g := range driver.Status.Generations {
+			if g.Resource == "credentialsrequests" && g.Name == controllerCR && g.LastGeneration == cr.GetGeneration() {
+				return nil
+			}
+		}
+		return fmt.Errorf("generation %d of CredentialsRequest %s not in status.generations %v", cr.GetGeneration(), controllerCR, driver.Status.Generations)
+	})
+	time.Sleep(2 * time.Second)
 	// Two resyncs of the credentials controllers with nothing to change: no write to a CredentialsRequest.
 	n := op.writes.count()
 	time.Sleep(2*resync + 5*time.Second)

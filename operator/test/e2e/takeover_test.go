@@ -231,14 +231,16 @@ func TestCommunityOperatorStillRunning(t *testing.T) {
 }
 
 // TestTakeoverWaitsForCommunityPods: the takeover deletes the community node DaemonSet with background
-// propagation, so its pods outlive it (here a pod held in Terminating by a finalizer; this control plane runs no
-// garbage collector, as a busy one may lag). Our node DaemonSet, which registers the same kubelet plugin socket,
+// propagation, so its pods outlive it (here a pod held in Terminating, as a pod bound to a node is until its
+// kubelet removes it, and by a finalizer; this control plane runs no garbage collector and no kubelet). Our node DaemonSet, which registers the same kubelet plugin socket,
 // is not created until the last of those pods is gone, and the node controller's Degraded message names the pod.
 func TestTakeoverWaitsForCommunityPods(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
 	const ns, hold = "openshift-operators", "e2e.aws-efs-csi/hold"
 	ok(e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}))(t)
+	// The ServiceAccount admission wants the pod's ServiceAccount; no controller-manager makes it here.
+	ok(e.kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}))(t)
 	community := ok(e.kube.AppsV1().DaemonSets(ns).Create(ctx, communityDaemonSet(ns), metav1.CreateOptions{}))(t)
 	pod := ok(e.kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "efs-csi-node-x1", Namespace: ns, Labels: map[string]string{"app": "efs-csi-node"}, Finalizers: []string{hold},
@@ -279,8 +281,12 @@ func TestTakeoverWaitsForCommunityPods(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
-	// The pod's containers stopped: it goes, and our node DaemonSet follows.
+	// The pod's containers stopped: the kubelet removes it (a pod bound to a node stays Terminating until its
+	// kubelet deletes it with grace period 0; there is no kubelet here), and our node DaemonSet follows.
 	ok(e.kube.CoreV1().Pods(ns).Patch(ctx, pod.Name, "application/merge-patch+json", []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}))(t)
+	if err := e.kube.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
 	eventually(t, 2*time.Minute, "node DaemonSet created once the community pod is gone", func(ctx context.Context) error {
 		_, err := e.kube.AppsV1().DaemonSets(namespace).Get(ctx, "aws-efs-csi-driver-node", metav1.GetOptions{})
 		return err
