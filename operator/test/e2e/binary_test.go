@@ -16,6 +16,7 @@ import (
 
 	configv1 "github.com/openshift/api/config/v1"
 	opv1 "github.com/openshift/api/operator/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -214,10 +215,27 @@ current-context: e2e
 }
 
 // TestOperatorBinaryRefusesToStartWithoutTheTLSProfile: when APIServer/cluster cannot be read (here: an identity
-// without RBAC), the operator does not serve with a default profile that may be weaker than the cluster's; it
-// exits with an error naming the APIServer, so that its pod restarts and tries again.
+// that may do everything the operator does except read apiservers), the operator does not serve with a default
+// profile that may be weaker than the cluster's; it exits with an error naming the APIServer, so that its pod
+// restarts and tries again.
 func TestOperatorBinaryRefusesToStartWithoutTheTLSProfile(t *testing.T) {
 	e := newEnv(t)
+	ctx := t.Context()
+	const user = "e2e-operator-without-apiservers"
+	// RBAC has no deny: every group the operator and library-go's controller command use, and config.openshift.io
+	// without apiservers.
+	role := ok(e.kube.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"", "apps", "coordination.k8s.io", "rbac.authorization.k8s.io", "storage.k8s.io", "policy", "events.k8s.io",
+				"monitoring.coreos.com", "operator.openshift.io", "cloudcredential.openshift.io", "aws-efs.managed.openshift.io",
+				"apiextensions.k8s.io", "authentication.k8s.io", "authorization.k8s.io", "security.openshift.io"}, Resources: []string{"*"}, Verbs: []string{"*"}},
+			{APIGroups: []string{"config.openshift.io"}, Resources: []string{"infrastructures", "proxies", "featuregates", "clusterversions", "clusteroperators", "networks"},
+				Verbs: []string{"*"}},
+			{NonResourceURLs: []string{"*"}, Verbs: []string{"*"}},
+		}}, metav1.CreateOptions{}))(t)
+	ok(e.kube.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}}, metav1.CreateOptions{}))(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "aws-efs-csi-driver-operator")
 	args := []string{"build", "-o", bin}
@@ -228,7 +246,7 @@ func TestOperatorBinaryRefusesToStartWithoutTheTLSProfile(t *testing.T) {
 		t.Fatalf("building the operator: %v\n%s", err, out)
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := e.cl.WriteKubeconfig(kubeconfig, "e2e-nobody"); err != nil {
+	if err := e.cl.WriteKubeconfig(kubeconfig, user); err != nil {
 		t.Fatal(err)
 	}
 	addr, err := freeLoopbackAddr()
@@ -251,7 +269,7 @@ func TestOperatorBinaryRefusesToStartWithoutTheTLSProfile(t *testing.T) {
 		if err == nil {
 			t.Fatalf("operator exited successfully without reading the TLS profile; want a failure\n%s", out.String())
 		}
-		if !strings.Contains(out.String(), "APIServer") || !strings.Contains(out.String(), "forbidden") {
+		if !strings.Contains(out.String(), "reading APIServer cluster for the cluster's TLS profile") || !strings.Contains(out.String(), "forbidden") {
 			t.Fatalf("operator output does not name the APIServer it could not read:\n%s", out.String())
 		}
 	case <-time.After(90 * time.Second):
