@@ -255,7 +255,12 @@ func TestOperatorBinaryRefusesToStartWithoutTheTLSProfile(t *testing.T) {
 	}
 	cmd := exec.Command(bin, "start", "-v=2", "--kubeconfig="+kubeconfig, "--namespace="+namespace, "--listen="+addr)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "TMPDIR="+dir, "POD_NAME=aws-efs-csi-driver-operator-e2e")
+	cfg := testConfig()
+	cmd.Env = append(os.Environ(), "TMPDIR="+dir,
+		"DRIVER_IMAGE="+cfg.Images.Driver, "PROVISIONER_IMAGE="+cfg.Images.Provisioner,
+		"NODE_DRIVER_REGISTRAR_IMAGE="+cfg.Images.NodeDriverRegistrar, "LIVENESS_PROBE_IMAGE="+cfg.Images.LivenessProbe,
+		"KUBE_RBAC_PROXY_IMAGE="+cfg.Images.KubeRBACProxy, "TOOLS_IMAGE="+cfg.Images.Tools,
+		"OPERATOR_NAME=aws-efs-csi-driver-operator", "POD_NAME=aws-efs-csi-driver-operator-e2e")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
