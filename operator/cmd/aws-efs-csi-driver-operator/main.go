@@ -14,7 +14,6 @@ import (
 	configclient "github.com/openshift/client-go/config/clientset/versioned"
 	"github.com/openshift/library-go/pkg/controller/controllercmd"
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -105,10 +104,9 @@ func (s *tlsState) apply(cmd *cobra.Command) error {
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 	defer cancel()
-	apiServer, err := client.ConfigV1().APIServers().Get(ctx, "cluster", metav1.GetOptions{})
+	apiServer, err := tlsprofile.ReadAPIServer(ctx, client)
 	if err != nil {
-		klog.Warningf("Reading APIServer cluster for the TLS profile: %v; serving with the default Intermediate profile", err)
-		apiServer = nil
+		return err
 	}
 	profile := tlsprofile.Resolve(apiServer)
 	base, _ := cmd.Flags().GetString("config")

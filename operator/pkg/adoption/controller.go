@@ -24,14 +24,14 @@ const ControllerName = "AWSEFSLegacyOperatorAdoptionController"
 const FinalizerPrefix = "aws-efs-csi-driver-operator.operator.openshift.io/"
 
 // ForeignConditions are the condition types only OpenShift's operators write: the static resources controllers of
-// the 5.x operator (csi-operator) and, from the 4.x operator, its static resources, credentials and ServiceMonitor
-// controllers, whose names differ from this operator's.
+// the 5.x operator (csi-operator) and, from the 4.x operator, its static resources and ServiceMonitor controllers'
+// and its credentials controller's Degraded, whose names differ from this operator's. The 4.x credentials
+// controller's Available and Progressing are not among them: this operator keeps writing those
+// (operator.LegacyCredentialsRequestController), since the ROSA documentation waits on the Available one.
 var ForeignConditions = []string{
 	"AWSEFSDriverControlPlaneStaticResourcesControllerDegraded",
 	"AWSEFSDriverGuestStaticResourcesControllerDegraded",
 	"CSIStaticResourceControllerDegraded",
-	"AWSEFSDriverCredentialsRequestControllerAvailable",
-	"AWSEFSDriverCredentialsRequestControllerProgressing",
 	"AWSEFSDriverCredentialsRequestControllerDegraded",
 	"AWSEFSDriverServiceMonitorControllerDegraded",
 }
@@ -44,13 +44,17 @@ type Inputs struct {
 	// OwnCondition is a condition this operator reports once it runs (the static resources controller's Degraded);
 	// foreign conditions are removed only after it appears.
 	OwnCondition string
+	// LegacyRBAC removes the 4.9–4.13 operators' provisioner RBAC while the ClusterCSIDriver is Managed.
+	LegacyRBAC LegacyRBAC
+	// RBACInformers are the informers behind LegacyRBAC's listers.
+	RBACInformers []factory.Informer
 }
 
 // New returns the adoption controller.
 func New(in Inputs, resync time.Duration, recorder events.Recorder) factory.Controller {
 	c := &controller{in: in}
 	return factory.New().
-		WithInformers(in.OperatorClient.Informer()).
+		WithInformers(append([]factory.Informer{in.OperatorClient.Informer()}, in.RBACInformers...)...).
 		WithSync(c.sync).
 		ResyncEvery(resync).
 		WithSyncDegradedOnError(in.OperatorClient).
@@ -78,9 +82,19 @@ func (c *controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		klog.InfoS("Removed a finalizer of OpenShift's EFS operator that no controller here owns", "finalizer", f)
 		syncCtx.Recorder().Eventf("LegacyFinalizerRemoved", "Removed finalizer %s left by OpenShift's EFS operator", f)
 	}
-	_, status, _, err := c.in.OperatorClient.GetOperatorState()
+	spec, status, _, err := c.in.OperatorClient.GetOperatorState()
 	if err != nil {
 		return errors.Join(append(errs, err)...)
+	}
+	if spec.ManagementState == opv1.Managed && meta.DeletionTimestamp == nil {
+		deleted, err := c.in.LegacyRBAC.Remove(ctx)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, d := range deleted {
+			klog.InfoS("Removed RBAC of OpenShift's 4.9–4.13 EFS operator that still bound the controller ServiceAccount", "object", d)
+			syncCtx.Recorder().Eventf("LegacyRBACRemoved", "Removed %s left by OpenShift's 4.9–4.13 EFS operator", d)
+		}
 	}
 	if v1helpers.FindOperatorCondition(status.Conditions, c.in.OwnCondition) == nil || !hasForeign(status.Conditions) {
 		return errors.Join(errs...)

@@ -2,6 +2,7 @@ package credentials
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -14,8 +15,10 @@ import (
 	"github.com/openshift/library-go/pkg/operator/resource/resourceread"
 	"github.com/openshift/library-go/pkg/operator/v1helpers"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/klog/v2"
 )
@@ -37,6 +40,10 @@ type Options struct {
 	RoleARN string
 	// ResyncInterval is how often the controller re-checks without events; one minute when zero.
 	ResyncInterval time.Duration
+	// AliasName, when set, is a second prefix under which <AliasName>Available and <AliasName>Progressing are
+	// written with the same values: the name an older operator gave this controller, which admins' scripts and
+	// documentation still wait on.
+	AliasName string
 }
 
 // Controller applies one CredentialsRequest.
@@ -129,7 +136,43 @@ func (c *Controller) apply(ctx context.Context, spec *opv1.OperatorSpec, status 
 		expected = g.LastGeneration
 	}
 	out, _, err := resourceapply.ApplyCredentialsRequest(ctx, c.dynamicClient, recorder, u, expected)
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return c.recordSpecHash(ctx, out, u.GetAnnotations()[SpecHashAnnotation])
+}
+
+// SpecHashAnnotation is where library-go's ApplyCredentialsRequest keeps the hash of the spec it applied, and what
+// it compares on the next apply.
+const SpecHashAnnotation = "operator.openshift.io/spec-hash"
+
+// recordSpecHash makes the CredentialsRequest carry hash, the spec hash of what was just applied. library-go's
+// ApplyCredentialsRequest (openshift/library-go@0c9fbc9f043a pkg/operator/resource/resourceapply/credentialsrequest.go)
+// updates a request whose spec-hash annotation differs from the required one, but copies only spec into the object
+// it writes: the annotation keeps the hash of whoever wrote it first. After OpenShift's own operator (whose spec
+// differs from ours: another statement list, no ec2 action in 4.x) every sync would therefore PUT the request
+// again, forever. One merge patch of the annotation ends that; it changes no spec, so neither the generation nor
+// the cloud-credential operator's work.
+func (c *Controller) recordSpecHash(ctx context.Context, cr *unstructured.Unstructured, hash string) (*unstructured.Unstructured, error) {
+	if hash == "" || cr.GetAnnotations()[SpecHashAnnotation] == hash {
+		return cr, nil
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"annotations":     map[string]string{SpecHashAnnotation: hash},
+		"resourceVersion": cr.GetResourceVersion(),
+	}})
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.dynamicClient.Resource(credentialsRequestGVR).Namespace(cr.GetNamespace()).Patch(ctx, cr.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("recording the spec hash on CredentialsRequest %s/%s: %w", cr.GetNamespace(), cr.GetName(), err)
+	}
+	return out, nil
+}
+
+var credentialsRequestGVR = schema.GroupVersionResource{
+	Group: resourceapply.CredentialsRequestGroup, Version: resourceapply.CredentialsRequestVersion, Resource: resourceapply.CredentialsRequestResource,
 }
 
 // setConditions writes <Name>Available and <Name>Progressing (the inverse of Available here) and, when cr is not
@@ -148,9 +191,15 @@ func (c *Controller) setConditions(ctx context.Context, cr *unstructured.Unstruc
 		}
 		return nil
 	}
-	_, _, err := v1helpers.UpdateStatus(ctx, c.operatorClient, generation,
-		v1helpers.UpdateConditionFn(opv1.OperatorCondition{Type: c.opts.Name + opv1.OperatorStatusTypeAvailable, Status: available, Reason: reason, Message: message}),
-		v1helpers.UpdateConditionFn(opv1.OperatorCondition{Type: c.opts.Name + opv1.OperatorStatusTypeProgressing, Status: progressing, Reason: reason, Message: message}),
-	)
+	updates := []v1helpers.UpdateStatusFunc{generation}
+	for _, prefix := range []string{c.opts.Name, c.opts.AliasName} {
+		if prefix == "" {
+			continue
+		}
+		updates = append(updates,
+			v1helpers.UpdateConditionFn(opv1.OperatorCondition{Type: prefix + opv1.OperatorStatusTypeAvailable, Status: available, Reason: reason, Message: message}),
+			v1helpers.UpdateConditionFn(opv1.OperatorCondition{Type: prefix + opv1.OperatorStatusTypeProgressing, Status: progressing, Reason: reason, Message: message}))
+	}
+	_, _, err := v1helpers.UpdateStatus(ctx, c.operatorClient, updates...)
 	return err
 }

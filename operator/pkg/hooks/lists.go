@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"github.com/openshift/aws-efs-csi/operator/pkg/takeover"
 	"github.com/openshift/aws-efs-csi/operator/pkg/whilemanaged"
@@ -48,10 +49,15 @@ type Inputs struct {
 	ClusterCSIDrivers operatorlisters.ClusterCSIDriverLister
 	// ClusterCSIDriverInformer is the informer behind ClusterCSIDrivers.
 	ClusterCSIDriverInformer factory.Informer
-	// CommunityDaemonSets lists the community aws-efs-operator's node DaemonSets in every namespace.
+	// CommunityDaemonSets lists the DaemonSets named efs-csi-node in every namespace (the community
+	// aws-efs-operator's carry its ownership label).
 	CommunityDaemonSets appslisters.DaemonSetLister
 	// CommunityDaemonSetInformer is the informer behind CommunityDaemonSets.
 	CommunityDaemonSetInformer factory.Informer
+	// CommunityPods lists the pods labelled takeover.PodSelector in every namespace.
+	CommunityPods corelisters.PodLister
+	// CommunityPodInformer is the informer behind CommunityPods.
+	CommunityPodInformer factory.Informer
 }
 
 // Deployment returns the hooks for the controller Deployment, in order, and the informers they read. library-go
@@ -61,6 +67,7 @@ func Deployment(in Inputs) ([]dc.DeploymentHookFunc, []factory.Informer) {
 	secrets := in.Kube.Core().V1().Secrets()
 	hooks := []dc.DeploymentHookFunc{
 		whilemanaged.Hook(in.ClusterCSIDrivers, in.ClusterCSIDriverName, RBACInPlace(in.RBAC, in.Namespace, in.Kube, in.ClusterKube, func(d *appsv1.Deployment) *corev1.PodSpec { return &d.Spec.Template.Spec })),
+		ProfileWithoutCipherList(),
 		csidrivercontrollerservicecontroller.WithObservedProxyDeploymentHook(),
 		csidrivercontrollerservicecontroller.WithReplicasHook(in.Config),
 		csidrivercontrollerservicecontroller.WithCABundleDeploymentHook(in.Namespace, TrustedCABundleConfigMap, cms),
@@ -72,12 +79,13 @@ func Deployment(in Inputs) ([]dc.DeploymentHookFunc, []factory.Informer) {
 		// Last: it sees the Deployment every other hook made.
 		whilemanaged.Hook(in.ClusterCSIDrivers, in.ClusterCSIDriverName, NoPlaceholdersLeft(func(d *appsv1.Deployment) *corev1.PodTemplateSpec { return &d.Spec.Template })),
 	}
-	informers := []factory.Informer{
+	informers := append([]factory.Informer{
 		cms.Informer(),
 		secrets.Informer(),
+		in.ClusterCSIDriverInformer,
 		in.Config.Config().V1().Infrastructures().Informer(),
 		in.Config.Config().V1().Proxies().Informer(),
-	}
+	}, rbacInformers(in)...)
 	return hooks, informers
 }
 
@@ -87,7 +95,7 @@ func DaemonSet(in Inputs) ([]csidrivernodeservicecontroller.DaemonSetHookFunc, [
 	cms := in.Kube.Core().V1().ConfigMaps()
 	secrets := in.Kube.Core().V1().Secrets()
 	hooks := []csidrivernodeservicecontroller.DaemonSetHookFunc{
-		takeover.HoldBackHook(in.CommunityDaemonSets, in.ClusterCSIDrivers, in.ClusterCSIDriverName),
+		takeover.HoldBackHook(in.CommunityDaemonSets, in.CommunityPods, in.ClusterCSIDrivers, in.ClusterCSIDriverName),
 		whilemanaged.Hook(in.ClusterCSIDrivers, in.ClusterCSIDriverName, RBACInPlace(in.RBAC, in.Namespace, in.Kube, in.ClusterKube, func(ds *appsv1.DaemonSet) *corev1.PodSpec { return &ds.Spec.Template.Spec })),
 		csidrivernodeservicecontroller.WithCABundleDaemonSetHook(in.Namespace, TrustedCABundleConfigMap, cms),
 		FIPSDaemonSet(in.FIPSEnabled),
@@ -98,12 +106,27 @@ func DaemonSet(in Inputs) ([]csidrivernodeservicecontroller.DaemonSetHookFunc, [
 		// Last: it sees the DaemonSet every other hook made.
 		whilemanaged.Hook(in.ClusterCSIDrivers, in.ClusterCSIDriverName, NoPlaceholdersLeft(func(ds *appsv1.DaemonSet) *corev1.PodTemplateSpec { return &ds.Spec.Template })),
 	}
-	informers := []factory.Informer{
+	informers := append([]factory.Informer{
 		cms.Informer(),
 		secrets.Informer(),
 		in.ClusterCSIDriverInformer,
 		in.CommunityDaemonSetInformer,
+		in.CommunityPodInformer,
 		in.Config.Config().V1().Infrastructures().Informer(),
-	}
+	}, rbacInformers(in)...)
 	return hooks, informers
+}
+
+// rbacInformers are the informers behind the listers RBACInPlace reads. They are declared with the workload
+// controllers' informers because library-go's factory waits for the caches of the declared informers only before
+// the first sync: RBACInPlace reading an unsynced lister would find the RBAC missing and report the controller
+// Degraded for a moment on every operator start (every upgrade), although nothing is missing.
+func rbacInformers(in Inputs) []factory.Informer {
+	return []factory.Informer{
+		in.Kube.Core().V1().ServiceAccounts().Informer(),
+		in.Kube.Rbac().V1().Roles().Informer(),
+		in.Kube.Rbac().V1().RoleBindings().Informer(),
+		in.ClusterKube.Rbac().V1().ClusterRoles().Informer(),
+		in.ClusterKube.Rbac().V1().ClusterRoleBindings().Informer(),
+	}
 }

@@ -52,6 +52,8 @@ func newFixture(t *testing.T) *fixture {
 		ClusterCSIDriverInformer:   f.ops.Operator().V1().ClusterCSIDrivers().Informer(),
 		CommunityDaemonSets:        f.legacy.Apps().V1().DaemonSets().Lister(),
 		CommunityDaemonSetInformer: f.legacy.Apps().V1().DaemonSets().Informer(),
+		CommunityPods:              f.legacy.Core().V1().Pods().Lister(),
+		CommunityPodInformer:       f.legacy.Core().V1().Pods().Informer(),
 	}
 	return f
 }

@@ -128,7 +128,8 @@ func (r *RBAC) Missing(namespace, sa string, ns, cluster informers.SharedInforme
 // Deployment and DaemonSet; a pod that starts first is refused by the API server (csi-provisioner's leader
 // election: get leases -> 403) and only works once the RBAC shows up. The failing sync is retried with the
 // controller's back-off, like library-go's wait for the credentials Secret. ns must be the informers of
-// namespace, cluster the cluster-scoped ones; the static resources controller registers both kinds' informers.
+// namespace, cluster the cluster-scoped ones; the workload controllers must declare the informers behind the
+// listers it reads (Deployment and DaemonSet do), so that the first sync runs on synced caches.
 func RBACInPlace[T any](r *RBAC, namespace string, ns, cluster informers.SharedInformerFactory, podSpec func(T) *corev1.PodSpec) func(*opv1.OperatorSpec, T) error {
 	return func(_ *opv1.OperatorSpec, w T) error {
 		sa := podSpec(w).ServiceAccountName

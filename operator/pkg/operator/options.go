@@ -13,6 +13,10 @@ import (
 // ClusterCSIDriverName is the ClusterCSIDriver this operator serves.
 const ClusterCSIDriverName = "efs.csi.aws.com"
 
+// ControllerServiceAccount is the controller Deployment's ServiceAccount (assets/driver/controller_sa.yaml), the
+// one OpenShift's operators bound their provisioner roles to.
+const ControllerServiceAccount = "aws-efs-csi-driver-controller-sa"
+
 // Controller names; each prefixes the conditions it sets on the ClusterCSIDriver.
 const (
 	StaticResourcesController        = "AWSEFSDriverStaticResourcesController"
@@ -22,6 +26,12 @@ const (
 	NodeCredentialsRequestController = "AWSEFSNodeCredentialsRequestController"
 	ConfigObserverController         = "AWSEFSDriverCSIConfigObserverController"
 	UninstallController              = "AWSEFSDriverUninstallController"
+	// LegacyCredentialsRequestController is what OpenShift's 4.x operators called the controller
+	// CredentialsRequest controller (openshift/aws-efs-csi-driver-operator@068355f release-4.14
+	// pkg/operator/starter.go). The ROSA documentation tells admins to wait for
+	// AWSEFSDriverCredentialsRequestControllerAvailable, so that condition is kept, written with
+	// CredentialsRequestController's values.
+	LegacyCredentialsRequestController = "AWSEFSDriverCredentialsRequestController"
 )
 
 // Options are the operator's inputs.

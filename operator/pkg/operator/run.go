@@ -147,14 +147,19 @@ func newSharedVolumeController(c *clients, opts Options) (factory.Controller, []
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.kube.CoreV1().Events("")})
 	events := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "aws-efs-csi-driver-operator"})
 
+	grants := informers.NewSharedInformerFactoryWithOptions(c.kube, opts.resync(), informers.WithNamespace(opts.Config.Namespace),
+		informers.WithTweakListOptions(byName(sharedvolume.GrantsConfigMap)))
+	grantCMs := grants.Core().V1().ConfigMaps()
+
 	ctrl := sharedvolume.New(sharedvolume.Clients{
 		Kube: c.kube, Dynamic: c.dynamic,
 		SharedVolumes: svInformer,
 		PVs:           pvs.Lister(), PVInformer: pvs.Informer(),
 		PVCs: pvcs.Lister(), PVCInformer: pvcs.Informer(),
 		Events: events,
+		Grants: sharedvolume.Grants{Namespace: opts.Config.Namespace, ConfigMaps: grantCMs.Lister()}, GrantsInformer: grantCMs.Informer(),
 	}, opts.resync(), opts.Recorder)
-	return ctrl, []func(<-chan struct{}){svFactory.Start, owned.Start}
+	return ctrl, []func(<-chan struct{}){svFactory.Start, owned.Start, grants.Start}
 }
 
 // startDriverSet builds fresh informers and controllers for the driver and runs them until ctx ends.
@@ -168,21 +173,23 @@ func startDriverSet(ctx context.Context, opts Options, c *clients, assetFunc fun
 	kubeInformers := v1helpers.NewKubeInformersForNamespacesWithResyncPeriod(c.kube, resync, ns, "")
 	configInformers := configinformers.NewSharedInformerFactory(c.config, resync)
 	opInformers := operatorinformers.NewSharedInformerFactory(c.operator, resync)
-	communityDaemonSets := informers.NewSharedInformerFactoryWithOptions(c.kube, resync, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		byName(takeover.DaemonSetName)(o)
-		o.LabelSelector = takeover.OwnedSelector().String()
+	// Every DaemonSet named efs-csi-node, not only the community operator's: the hold-back tells the pods of a
+	// deleted community DaemonSet from those of an unrelated one by their owner.
+	communityDaemonSets := informers.NewSharedInformerFactoryWithOptions(c.kube, resync, informers.WithTweakListOptions(byName(takeover.DaemonSetName)))
+	communityPods := informers.NewSharedInformerFactoryWithOptions(c.kube, resync, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.LabelSelector = takeover.PodSelector().String()
 	}))
 	communityDeployments := informers.NewSharedInformerFactoryWithOptions(c.kube, resync, informers.WithTweakListOptions(byName(takeover.DeploymentName)))
 
 	controllers, err := buildDriverControllers(driverInputs{
 		opts: opts, clients: c, assetFunc: assetFunc, operatorClient: operatorClient,
 		kubeInformers: kubeInformers, configInformers: configInformers, opInformers: opInformers,
-		communityDaemonSets: communityDaemonSets, communityDeployments: communityDeployments,
+		communityDaemonSets: communityDaemonSets, communityDeployments: communityDeployments, communityPods: communityPods,
 	})
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range []interface{ Start(<-chan struct{}) }{dynInformers, kubeInformers, configInformers, opInformers, communityDaemonSets, communityDeployments} {
+	for _, s := range []interface{ Start(<-chan struct{}) }{dynInformers, kubeInformers, configInformers, opInformers, communityDaemonSets, communityDeployments, communityPods} {
 		s.Start(ctx.Done())
 	}
 	return runAll(ctx, controllers), nil

@@ -42,6 +42,9 @@ type driverInputs struct {
 	// own Deployment in every namespace (by name; the DaemonSet also by its ownership label).
 	communityDaemonSets  informers.SharedInformerFactory
 	communityDeployments informers.SharedInformerFactory
+	// communityPods watches the pods of efs-csi-node DaemonSets in every namespace (by label), which must be gone
+	// before the driver's node DaemonSet starts.
+	communityPods informers.SharedInformerFactory
 }
 
 // buildDriverControllers returns library-go's CSI controllers for the driver and the operator's own controllers
@@ -90,6 +93,8 @@ func buildDriverControllers(in driverInputs) ([]factory.Controller, error) {
 		ClusterCSIDriverInformer:   in.opInformers.Operator().V1().ClusterCSIDrivers().Informer(),
 		CommunityDaemonSets:        in.communityDaemonSets.Apps().V1().DaemonSets().Lister(),
 		CommunityDaemonSetInformer: in.communityDaemonSets.Apps().V1().DaemonSets().Informer(),
+		CommunityPods:              in.communityPods.Core().V1().Pods().Lister(),
+		CommunityPodInformer:       in.communityPods.Core().V1().Pods().Informer(),
 	}
 	deployHooks, deployInformers := hooks.Deployment(hookInputs)
 	dsHooks, dsInformers := hooks.DaemonSet(hookInputs)
@@ -101,22 +106,23 @@ func buildDriverControllers(in driverInputs) ([]factory.Controller, error) {
 
 	cloudCreds := in.opInformers.Operator().V1().CloudCredentials()
 	for _, cr := range []struct {
-		name, asset, env, arn string
+		name, alias, asset, env, arn string
 	}{
-		{CredentialsRequestController, assets.CredentialsRequest, config.EnvRoleARN, in.opts.Config.RoleARN},
-		{NodeCredentialsRequestController, assets.NodeCredentialsRequest, config.EnvNodeRoleARN, in.opts.Config.NodeRoleARN},
+		{CredentialsRequestController, LegacyCredentialsRequestController, assets.CredentialsRequest, config.EnvRoleARN, in.opts.Config.RoleARN},
+		{NodeCredentialsRequestController, "", assets.NodeCredentialsRequest, config.EnvNodeRoleARN, in.opts.Config.NodeRoleARN},
 	} {
 		manifest, err := in.assetFunc(cr.asset)
 		if err != nil {
 			return nil, err
 		}
 		controllers = append(controllers, credentials.New(credentials.Options{
-			Name: cr.name, Manifest: manifest, TargetNamespace: ns, RoleARNEnv: cr.env, RoleARN: cr.arn, ResyncInterval: resync,
+			Name: cr.name, AliasName: cr.alias, Manifest: manifest, TargetNamespace: ns, RoleARNEnv: cr.env, RoleARN: cr.arn, ResyncInterval: resync,
 		}, in.operatorClient, c.dynamic, cloudCreds.Lister(), cloudCreds.Informer(), rec))
 	}
 	csiDrivers := in.kubeInformers.InformersFor("").Storage().V1().CSIDrivers()
 	pvs, secrets := in.kubeInformers.InformersFor("").Core().V1().PersistentVolumes(), in.kubeInformers.InformersFor(ns).Core().V1().Secrets()
 	infras := in.configInformers.Config().V1().Infrastructures()
+	clusterRBAC := in.kubeInformers.InformersFor("").Rbac().V1()
 	controllers = append(controllers,
 		csidriver.New(in.operatorClient, csidriver.Inputs{Required: csiDriver, Kube: c.kube,
 			CSIDrivers: csiDrivers.Lister(), Informer: csiDrivers.Informer()}, resync, rec),
@@ -136,6 +142,9 @@ func buildDriverControllers(in driverInputs) ([]factory.Controller, error) {
 			OperatorClient: in.operatorClient,
 			OwnFinalizers:  finalizerNames(ControllerServiceController, NodeServiceController, UninstallController),
 			OwnCondition:   StaticResourcesController + "Degraded",
+			LegacyRBAC: adoption.LegacyRBAC{Kube: c.kube, Bindings: clusterRBAC.ClusterRoleBindings().Lister(), Roles: clusterRBAC.ClusterRoles().Lister(),
+				Namespace: ns, ServiceAccount: ControllerServiceAccount},
+			RBACInformers: []factory.Informer{clusterRBAC.ClusterRoleBindings().Informer(), clusterRBAC.ClusterRoles().Informer()},
 		}, resync, rec),
 		newUninstaller(&uninstaller{
 			operatorClient:  in.operatorClient,

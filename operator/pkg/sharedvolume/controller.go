@@ -36,6 +36,9 @@ type Clients struct {
 	PVCInformer cache.SharedIndexInformer
 	// Events records events on SharedVolumes.
 	Events record.EventRecorder
+	// Grants says which access points each namespace may use; GrantsInformer is the informer behind its lister.
+	Grants         Grants
+	GrantsInformer cache.SharedIndexInformer
 }
 
 // Controller reconciles SharedVolumes.
@@ -51,8 +54,17 @@ func New(c Clients, resync time.Duration, recorder events.Recorder) factory.Cont
 		WithSync(ctrl.sync).
 		WithInformersQueueKeysFunc(svKey, c.SharedVolumes).
 		WithInformersQueueKeysFunc(ownerKey, c.PVInformer, c.PVCInformer).
+		WithInformersQueueKeysFunc(ctrl.allOnGrantChange, c.GrantsInformer).
 		ResyncEvery(resync).
 		ToController("SharedVolumeController", recorder.WithComponentSuffix("shared-volume"))
+}
+
+// allOnGrantChange queues every SharedVolume when the grants change: a new grant makes a Failed one Ready.
+func (c *Controller) allOnGrantChange(obj runtime.Object) []string {
+	if !isGrants(obj, c.c.Grants.Namespace) {
+		return nil
+	}
+	return c.c.SharedVolumes.GetStore().ListKeys()
 }
 
 func svKey(obj runtime.Object) []string {
@@ -129,6 +141,12 @@ func (c *Controller) ensure(ctx context.Context, sv *SharedVolume) error {
 
 func (c *Controller) ensureObjects(ctx context.Context, sv *SharedVolume) error {
 	if err := sv.Spec.Validate(); err != nil {
+		return err
+	}
+	// Nothing is created for an access point the cluster admin did not grant to the namespace. What already
+	// exists (a PV the community operator made, say) is left alone: taking it away under a running pod is the
+	// admin's decision (delete the SharedVolume or the PV), not the operator's.
+	if err := c.c.Grants.Check(sv.Namespace, sv.Spec); err != nil {
 		return err
 	}
 	if err := c.ensurePV(ctx, sv); err != nil {

@@ -33,7 +33,8 @@ func TestEnsureObjectsReadsTheLiveObjectOnAlreadyExists(t *testing.T) {
 			kube := kubefake.NewClientset(tc.live...)
 			inf := informers.NewSharedInformerFactory(kubefake.NewClientset(), 0) // empty: the informers lag
 			c := &Controller{c: Clients{Kube: kube, PVs: inf.Core().V1().PersistentVolumes().Lister(),
-				PVCs: inf.Core().V1().PersistentVolumeClaims().Lister(), Events: record.NewFakeRecorder(10)}}
+				PVCs: inf.Core().V1().PersistentVolumeClaims().Lister(), Events: record.NewFakeRecorder(10),
+				Grants: grantsOf(t, map[string]string{"*": "fs-0abc"})}}
 			err := c.ensureObjects(t.Context(), sv)
 			if tc.wantErr == "" {
 				if err != nil {

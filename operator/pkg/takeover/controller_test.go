@@ -3,6 +3,7 @@ package takeover
 import (
 	"strings"
 	"testing"
+	"time"
 
 	opv1 "github.com/openshift/api/operator/v1"
 	operatorfake "github.com/openshift/client-go/operator/clientset/versioned/fake"
@@ -11,12 +12,17 @@ import (
 	"github.com/openshift/library-go/pkg/operator/events"
 	"github.com/openshift/library-go/pkg/operator/v1helpers"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 )
 
 const crName = "efs.csi.aws.com"
@@ -140,6 +146,7 @@ func TestHoldBackHook(t *testing.T) {
 		deleting bool
 		noCR     bool
 		objs     []runtime.Object
+		pods     []*corev1.Pod
 		wantErr  string
 	}{
 		{name: "no community DaemonSet", spec: managed},
@@ -148,6 +155,19 @@ func TestHoldBackHook(t *testing.T) {
 		{name: "community DaemonSet, Removed", spec: &opv1.OperatorSpec{ManagementState: opv1.Removed}, objs: []runtime.Object{communityDS("openshift-operators")}},
 		{name: "community DaemonSet, being deleted", spec: managed, deleting: true, objs: []runtime.Object{communityDS("openshift-operators")}},
 		{name: "community DaemonSet, ClusterCSIDriver gone", spec: managed, noCR: true, objs: []runtime.Object{communityDS("openshift-operators")}},
+		{name: "community DaemonSet deleted, its pod still terminating", spec: managed,
+			pods: []*corev1.Pod{nodePod("openshift-operators", "efs-csi-node-x1", "uid-community", corev1.PodRunning)}, wantErr: "openshift-operators/efs-csi-node-x1 on node \"worker-1\""},
+		{name: "community DaemonSet deleted, its pod finished", spec: managed,
+			pods: []*corev1.Pod{nodePod("openshift-operators", "efs-csi-node-x1", "uid-community", corev1.PodSucceeded)}},
+		{name: "community pod a minute past its deletion deadline (lost node)", spec: managed,
+			pods: []*corev1.Pod{deletedAgo(nodePod("openshift-operators", "efs-csi-node-x1", "uid-community", corev1.PodRunning), 2*time.Minute)}},
+		{name: "community pod within its grace period", spec: managed,
+			pods: []*corev1.Pod{deletedAgo(nodePod("openshift-operators", "efs-csi-node-x1", "uid-community", corev1.PodRunning), -20*time.Second)}, wantErr: "efs-csi-node-x1"},
+		{name: "pod of an unrelated efs-csi-node", spec: managed,
+			objs: []runtime.Object{&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: DaemonSetName, Namespace: "kube-system", UID: "uid-upstream"}}},
+			pods: []*corev1.Pod{nodePod("kube-system", "efs-csi-node-u1", "uid-upstream", corev1.PodRunning)}},
+		{name: "community pod, Removed", spec: &opv1.OperatorSpec{ManagementState: opv1.Removed},
+			pods: []*corev1.Pod{nodePod("openshift-operators", "efs-csi-node-x1", "uid-community", corev1.PodRunning)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -162,7 +182,13 @@ func TestHoldBackHook(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			hook := HoldBackHook(in.DaemonSets, ops.Operator().V1().ClusterCSIDrivers().Lister(), crName)
+			pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+			for _, p := range tc.pods {
+				if err := pods.Add(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			hook := HoldBackHook(in.DaemonSets, corelisters.NewPodLister(pods), ops.Operator().V1().ClusterCSIDrivers().Lister(), crName)
 			err := hook(tc.spec, &appsv1.DaemonSet{})
 			if tc.wantErr == "" && err != nil {
 				t.Fatalf("hook = %v, want nil", err)
@@ -172,4 +198,21 @@ func TestHoldBackHook(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nodePod is a pod of an efs-csi-node DaemonSet with UID ownerUID, on node worker-1.
+func nodePod(ns, name, ownerUID string, phase corev1.PodPhase) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{PodLabel: DaemonSetName},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: DaemonSetName, UID: types.UID(ownerUID), Controller: ptr.To(true)}}},
+		Spec:   corev1.PodSpec{NodeName: "worker-1"},
+		Status: corev1.PodStatus{Phase: phase},
+	}
+}
+
+// deletedAgo marks p deleted with its deletion deadline ago in the past (negative: still ahead).
+func deletedAgo(p *corev1.Pod, ago time.Duration) *corev1.Pod {
+	ts := metav1.NewTime(time.Now().Add(-ago))
+	p.DeletionTimestamp = &ts
+	return p
 }

@@ -6,11 +6,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
 	configclient "github.com/openshift/client-go/config/clientset/versioned"
 	configinformers "github.com/openshift/client-go/config/informers/externalversions"
 	"github.com/openshift/library-go/pkg/crypto"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -136,4 +140,38 @@ func WaitForChange(ctx context.Context, client configclient.Interface, current P
 	}
 	close(stop)
 	factory.Shutdown()
+}
+
+// ReadAPIServer reads APIServer/cluster for Resolve, retrying until ctx ends. A cluster without that object (no
+// profile was ever set) gives nil, which resolves to the default Intermediate profile, as library-go's config
+// observer treats it. Any other failure is returned once ctx ends: serving with a guessed profile could be weaker
+// than the cluster's (a Modern cluster read as Intermediate would accept TLS 1.2), so the operator does not start
+// then, as OpenShift's own EFS operator does not (openshift/csi-operator@f7f9dc5 pkg/operator/tlsconfig.go:
+// WriteOperatorTLSConfig returns any error of the Get, NotFound included, and WireTLSPreRunHook fails the
+// command); its pod restarts and tries again. Unlike it, a missing object is not an error here: OpenShift always
+// has one, and library-go's observer, which sets the driver's own profile, reads a missing one as the default.
+func ReadAPIServer(ctx context.Context, client configclient.Interface) (*configv1.APIServer, error) {
+	var apiServer *configv1.APIServer
+	var lastErr error
+	err := wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
+		as, err := client.ConfigV1().APIServers().Get(ctx, "cluster", metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return true, nil
+		case err != nil:
+			lastErr = err
+			klog.V(2).InfoS("Reading APIServer cluster for the TLS profile", "error", err.Error())
+			return false, nil
+		}
+		apiServer = as
+		return true, nil
+	})
+	if err != nil {
+		if lastErr == nil {
+			lastErr = err
+		}
+		return nil, fmt.Errorf("reading APIServer cluster for the cluster's TLS profile: %w; the operator serves metrics and health "+
+			"only with the cluster's profile and never with a weaker default, so it does not start without it", lastErr)
+	}
+	return apiServer, nil
 }

@@ -1,6 +1,8 @@
 package tlsprofile
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,8 +13,12 @@ import (
 	configv1 "github.com/openshift/api/config/v1"
 	operatorv1alpha1 "github.com/openshift/api/operator/v1alpha1"
 	configfake "github.com/openshift/client-go/config/clientset/versioned/fake"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/yaml"
+	clienttesting "k8s.io/client-go/testing"
 )
 
 func apiServer(adherence configv1.TLSAdherencePolicy, profile *configv1.TLSSecurityProfile) *configv1.APIServer {
@@ -128,4 +134,33 @@ func TestWaitForChangeReturnsOnANewProfile(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("still waiting after the profile changed")
 	}
+}
+
+func TestReadAPIServer(t *testing.T) {
+	t.Run("found", func(t *testing.T) {
+		client := configfake.NewClientset(&configv1.APIServer{ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
+			Spec: configv1.APIServerSpec{TLSSecurityProfile: &configv1.TLSSecurityProfile{Type: configv1.TLSProfileModernType}}})
+		as, err := ReadAPIServer(t.Context(), client)
+		if err != nil || as == nil || as.Spec.TLSSecurityProfile.Type != configv1.TLSProfileModernType {
+			t.Fatalf("ReadAPIServer = %v, %v", as, err)
+		}
+	})
+	t.Run("missing reads as no profile", func(t *testing.T) {
+		as, err := ReadAPIServer(t.Context(), configfake.NewClientset())
+		if err != nil || as != nil {
+			t.Fatalf("ReadAPIServer = %v, %v; want nil, nil", as, err)
+		}
+	})
+	t.Run("forbidden refuses once the time is up", func(t *testing.T) {
+		client := configfake.NewClientset()
+		client.PrependReactor("get", "apiservers", func(clienttesting.Action) (bool, runtime.Object, error) {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "config.openshift.io", Resource: "apiservers"}, "cluster", errors.New("no RBAC"))
+		})
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+		defer cancel()
+		as, err := ReadAPIServer(ctx, client)
+		if err == nil || !strings.Contains(err.Error(), "forbidden") || !strings.Contains(err.Error(), "never with a weaker default") {
+			t.Fatalf("ReadAPIServer = %v, %v; want the forbidden error and the refusal", as, err)
+		}
+	})
 }

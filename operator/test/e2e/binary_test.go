@@ -16,6 +16,7 @@ import (
 
 	configv1 "github.com/openshift/api/config/v1"
 	opv1 "github.com/openshift/api/operator/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -211,4 +212,74 @@ contexts:
   context: {cluster: e2e, user: admin}
 current-context: e2e
 `, c.Host, b64(c.CertData), b64(c.KeyData)))
+}
+
+// TestOperatorBinaryRefusesToStartWithoutTheTLSProfile: when APIServer/cluster cannot be read (here: an identity
+// that may do everything the operator does except read apiservers), the operator does not serve with a default
+// profile that may be weaker than the cluster's; it exits with an error naming the APIServer, so that its pod
+// restarts and tries again.
+func TestOperatorBinaryRefusesToStartWithoutTheTLSProfile(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	const user = "e2e-operator-without-apiservers"
+	// RBAC has no deny: every group the operator and library-go's controller command use, and config.openshift.io
+	// without apiservers.
+	role := ok(e.kube.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"", "apps", "coordination.k8s.io", "rbac.authorization.k8s.io", "storage.k8s.io", "policy", "events.k8s.io",
+				"monitoring.coreos.com", "operator.openshift.io", "cloudcredential.openshift.io", "aws-efs.managed.openshift.io",
+				"apiextensions.k8s.io", "authentication.k8s.io", "authorization.k8s.io", "security.openshift.io"}, Resources: []string{"*"}, Verbs: []string{"*"}},
+			{APIGroups: []string{"config.openshift.io"}, Resources: []string{"infrastructures", "proxies", "featuregates", "clusterversions", "clusteroperators", "networks"},
+				Verbs: []string{"*"}},
+			{NonResourceURLs: []string{"*"}, Verbs: []string{"*"}},
+		}}, metav1.CreateOptions{}))(t)
+	ok(e.kube.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}}, metav1.CreateOptions{}))(t)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "aws-efs-csi-driver-operator")
+	args := []string{"build", "-o", bin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	if out, err := exec.CommandContext(t.Context(), "go", append(args, "github.com/openshift/aws-efs-csi/operator/cmd/aws-efs-csi-driver-operator")...).CombinedOutput(); err != nil {
+		t.Fatalf("building the operator: %v\n%s", err, out)
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := e.cl.WriteKubeconfig(kubeconfig, user); err != nil {
+		t.Fatal(err)
+	}
+	addr, err := freeLoopbackAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "start", "-v=2", "--kubeconfig="+kubeconfig, "--namespace="+namespace, "--listen="+addr)
+	cmd.Dir = dir
+	cfg := testConfig()
+	cmd.Env = append(os.Environ(), "TMPDIR="+dir,
+		"DRIVER_IMAGE="+cfg.Images.Driver, "PROVISIONER_IMAGE="+cfg.Images.Provisioner,
+		"NODE_DRIVER_REGISTRAR_IMAGE="+cfg.Images.NodeDriverRegistrar, "LIVENESS_PROBE_IMAGE="+cfg.Images.LivenessProbe,
+		"KUBE_RBAC_PROXY_IMAGE="+cfg.Images.KubeRBACProxy, "TOOLS_IMAGE="+cfg.Images.Tools,
+		"OPERATOR_NAME=aws-efs-csi-driver-operator", "POD_NAME=aws-efs-csi-driver-operator-e2e")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err == nil {
+			t.Fatalf("operator exited successfully without reading the TLS profile; want a failure\n%s", out.String())
+		}
+		if !strings.Contains(out.String(), "reading APIServer cluster for the cluster's TLS profile") || !strings.Contains(out.String(), "forbidden") {
+			t.Fatalf("operator output does not name the APIServer it could not read:\n%s", out.String())
+		}
+	case <-time.After(90 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+		t.Fatalf("operator still runs 90 s after failing to read the TLS profile\n%s", lastN(strings.Split(out.String(), "\n"), 30))
+	}
 }

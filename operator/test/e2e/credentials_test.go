@@ -8,8 +8,12 @@ import (
 	"time"
 
 	opv1 "github.com/openshift/api/operator/v1"
+	"github.com/openshift/library-go/pkg/operator/events"
+	"github.com/openshift/library-go/pkg/operator/resource/resourceapply"
+	"github.com/openshift/library-go/pkg/operator/resource/resourceread"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/clock"
 )
 
 const (
@@ -117,4 +121,89 @@ func (e *env) wantDisabled(ctx context.Context, controller, env string) error {
 		return fmt.Errorf("%sAvailable = %s %s %q, want True CredentialsDisabled naming %s", controller, c.Status, c.Reason, c.Message, env)
 	}
 	return nil
+}
+
+// openShiftCredentialsRequest is the controller CredentialsRequest as OpenShift's 5.0 operator applies it
+// (openshift/csi-operator@f7f9dc59603d190abbcda1ae818f489c9dc2f167
+// assets/overlays/aws-efs/generated/standalone/credentials.yaml, secretRef.namespace filled): no
+// serviceAccountNames, so its spec, and the spec hash library-go records, differ from ours.
+const openShiftCredentialsRequest = `apiVersion: cloudcredential.openshift.io/v1
+kind: CredentialsRequest
+metadata:
+  name: openshift-aws-efs-csi-driver
+  namespace: openshift-cloud-credential-operator
+spec:
+  providerSpec:
+    apiVersion: cloudcredential.openshift.io/v1
+    kind: AWSProviderSpec
+    statementEntries:
+    - action:
+      - elasticfilesystem:*
+      - ec2:DescribeAvailabilityZones
+      effect: Allow
+      resource: '*'
+  secretRef:
+    name: aws-efs-cloud-credentials
+    namespace: openshift-cluster-csi-drivers
+`
+
+// TestCredentialsRequestAdoptedWithoutRewrites starts from the CredentialsRequest OpenShift's operator applied with
+// library-go (its spec-hash annotation with it). This operator updates it to its own spec once, and then writes it
+// no more: library-go's apply copies only the spec and would otherwise find the old hash, and PUT, on every sync.
+func TestCredentialsRequestAdoptedWithoutRewrites(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	e.setCredentialsMode(opv1.CloudCredentialsModeMint)
+	theirs := ok(resourceread.ReadGenericWithUnstructured([]byte(openShiftCredentialsRequest)))(t).(*unstructured.Unstructured)
+	created, _, err := resourceapply.ApplyCredentialsRequest(ctx, e.dyn, events.NewInMemoryRecorder("openshift-operator", clock.RealClock{}), theirs, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := e.startOperator(testConfig())
+	e.createClusterCSIDriver(opv1.Managed)
+	eventually(t, time.Minute, "our spec applied to the adopted CredentialsRequest", func(ctx context.Context) error {
+		cr, err := e.credentialsRequest(ctx, controllerCR)
+		if err != nil || cr == nil {
+			return fmt.Errorf("CredentialsRequest %s: %v", controllerCR, err)
+		}
+		if cr.GetUID() != created.GetUID() {
+			return fmt.Errorf("CredentialsRequest recreated")
+		}
+		if sas, _, _ := unstructured.NestedStringSlice(cr.Object, "spec", "serviceAccountNames"); len(sas) == 0 {
+			return fmt.Errorf("spec.serviceAccountNames not applied yet")
+		}
+		return nil
+	})
+	// The generation the controller applied is recorded in the ClusterCSIDriver's status (library-go's apply compares
+	// it; a sync that reads the status before that record reaches the informer applies once more).
+	eventually(t, time.Minute, "the CredentialsRequest's generation recorded", func(ctx context.Context) error {
+		cr, err := e.credentialsRequest(ctx, controllerCR)
+		if err != nil || cr == nil {
+			return fmt.Errorf("CredentialsRequest %s: %v", controllerCR, err)
+		}
+		driver, err := e.ops.OperatorV1().ClusterCSIDrivers().Get(ctx, crName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, g := range driver.Status.Generations {
+			if g.Resource == "credentialsrequests" && g.Name == controllerCR && g.LastGeneration == cr.GetGeneration() {
+				return nil
+			}
+		}
+		return fmt.Errorf("generation %d of CredentialsRequest %s not in status.generations %v", cr.GetGeneration(), controllerCR, driver.Status.Generations)
+	})
+	time.Sleep(2 * time.Second)
+	// Two resyncs of the credentials controllers with nothing to change: no write to a CredentialsRequest.
+	n := op.writes.count()
+	time.Sleep(2*resync + 5*time.Second)
+	var rewrites []string
+	for _, w := range op.writes.since(n) {
+		if strings.Contains(w, "/credentialsrequests") {
+			rewrites = append(rewrites, w)
+		}
+	}
+	if len(rewrites) > 0 {
+		t.Fatalf("CredentialsRequests written on resync with nothing changed: %v", rewrites)
+	}
+	e.deleteClusterCSIDriver()
 }

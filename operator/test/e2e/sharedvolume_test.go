@@ -9,11 +9,15 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/openshift/aws-efs-csi/operator/pkg/sharedvolume"
 )
@@ -71,6 +75,7 @@ func TestSharedVolumeLifecycle(t *testing.T) {
 		}
 	}
 
+	e.grantSharedVolumes(t, map[string]string{ns: "fs-0123abcd"})
 	ok(svs.Create(ctx, sharedVolumeObject(ns, "data", "fs-0123abcd", "fsap-0456ef"), metav1.CreateOptions{}))(t)
 	e.waitSharedVolumeReady(t, ns, "data")
 	pv := ok(e.kube.CoreV1().PersistentVolumes().Get(ctx, "pv-team-a-data", metav1.GetOptions{}))(t)
@@ -170,4 +175,78 @@ func (e *env) releaseClaim(t *testing.T, ns, name string) {
 		_, err = e.kube.CoreV1().PersistentVolumeClaims(ns).Update(ctx, c, metav1.UpdateOptions{})
 		return err
 	})
+}
+
+// grantSharedVolumes writes the cluster admin's SharedVolume grants (sharedvolume.GrantsConfigMap) with data.
+func (e *env) grantSharedVolumes(t *testing.T, data map[string]string) {
+	t.Helper()
+	cms := e.kube.CoreV1().ConfigMaps(namespace)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: sharedvolume.GrantsConfigMap, Namespace: namespace}, Data: data}
+	if _, err := cms.Create(t.Context(), cm, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+		ok(cms.Update(t.Context(), cm, metav1.UpdateOptions{}))(t)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sharedVolumeEditRole is the ClusterRole OLM v0.38 generates for an owned CRD in an AllNamespaces install, which
+// aggregates into the cluster's edit role (operator-framework/operator-lifecycle-manager@6838e5e (v0.38.0)
+// pkg/controller/operators/olm/operatorgroup.go, ensureProvidedAPIClusterRole: name <crd>-<version>-edit, label
+// rbac.authorization.k8s.io/aggregate-to-edit, the CRD's resource with EditVerbs).
+func sharedVolumeEditRole() *rbacv1.ClusterRole {
+	return &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "sharedvolumes.aws-efs.managed.openshift.io-v1alpha1-edit",
+			Labels: map[string]string{"rbac.authorization.k8s.io/aggregate-to-edit": "true"}},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"aws-efs.managed.openshift.io"}, Resources: []string{"sharedvolumes"},
+			Verbs: []string{"create", "update", "patch", "delete", "get", "list", "watch"}}},
+	}
+}
+
+// TestSharedVolumeNeedsAGrant: a project editor, who may create SharedVolumes through the role OLM aggregates
+// into edit, cannot mount an access point the cluster admin did not grant to the project: the SharedVolume is
+// Failed with the grant to add, and no PersistentVolume is made. Once the admin grants it, it becomes Ready.
+// (This control plane runs no role aggregation controller, so the editor is bound to OLM's role directly.)
+func TestSharedVolumeNeedsAGrant(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	const ns, user = "team-a", "alice"
+	ok(e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}))(t)
+	role := ok(e.kube.RbacV1().ClusterRoles().Create(ctx, sharedVolumeEditRole(), metav1.CreateOptions{}))(t)
+	ok(e.kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "alice-edit", Namespace: ns},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}}, metav1.CreateOptions{}))(t)
+	// Another tenant's file system, granted to another project only.
+	e.grantSharedVolumes(t, map[string]string{"team-b": "fs-0abc"})
+	e.startOperator(testConfig())
+
+	as := rest.CopyConfig(e.cl.Config)
+	as.Impersonate = rest.ImpersonationConfig{UserName: user}
+	alice := ok(dynamic.NewForConfig(as))(t)
+	ok(alice.Resource(sharedvolume.GroupVersionResource).Namespace(ns).Create(ctx, sharedVolumeObject(ns, "theirs", "fs-0abc", "fsap-0def"), metav1.CreateOptions{}))(t)
+	eventually(t, time.Minute, "SharedVolume of an access point not granted Failed", func(ctx context.Context) error {
+		sv, err := e.sharedVolume(ctx, ns, "theirs")
+		if err != nil {
+			return err
+		}
+		phase, _, _ := unstructured.NestedString(sv.Object, "status", "phase")
+		msg, _, _ := unstructured.NestedString(sv.Object, "status", "message")
+		if phase != "Failed" || !strings.Contains(msg, "not granted to namespace team-a") || !strings.Contains(msg, sharedvolume.GrantsConfigMap) {
+			return fmt.Errorf("phase %q message %q", phase, msg)
+		}
+		return nil
+	})
+	if _, err := e.kube.CoreV1().PersistentVolumes().Get(ctx, "pv-team-a-theirs", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("PersistentVolume made for an access point not granted (%v)", err)
+	}
+	// Alice cannot grant it herself: the grants live in the operator's namespace.
+	if _, err := ok(kubernetes.NewForConfig(as))(t).CoreV1().ConfigMaps(namespace).Create(ctx,
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: sharedvolume.GrantsConfigMap}, Data: map[string]string{ns: "fs-0abc"}}, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+		t.Fatalf("project editor writing the grants: %v, want Forbidden", err)
+	}
+
+	e.grantSharedVolumes(t, map[string]string{"team-b": "fs-0abc", ns: "fs-0abc::fsap-0def"})
+	e.waitSharedVolumeReady(t, ns, "theirs")
+	if pv := ok(e.kube.CoreV1().PersistentVolumes().Get(ctx, "pv-team-a-theirs", metav1.GetOptions{}))(t); pv.Spec.CSI.VolumeHandle != "fs-0abc::fsap-0def" {
+		t.Fatalf("PersistentVolume handle %q", pv.Spec.CSI.VolumeHandle)
+	}
 }

@@ -90,6 +90,7 @@ func TestTakeoverFromCommunityOperator(t *testing.T) {
 	pv := ok(e.kube.CoreV1().PersistentVolumes().Create(ctx, sharedvolume.DesiredPV(svTyped), metav1.CreateOptions{}))(t)
 	pvc := ok(e.kube.CoreV1().PersistentVolumeClaims("team-b").Create(ctx, sharedvolume.DesiredPVC(svTyped), metav1.CreateOptions{}))(t)
 
+	e.grantSharedVolumes(t, map[string]string{"team-b": "fs-0abc::fsap-0def"})
 	op := e.startOperator(testConfig())
 	e.waitSharedVolumeReady(t, "team-b", "shared")
 	time.Sleep(5 * time.Second)
@@ -227,4 +228,68 @@ func TestCommunityOperatorStillRunning(t *testing.T) {
 	if got := ok(e.kube.AppsV1().DaemonSets(ns).Get(ctx, "efs-csi-node", metav1.GetOptions{}))(t); got.UID != community.UID {
 		t.Fatal("community DaemonSet deleted while its operator runs")
 	}
+}
+
+// TestTakeoverWaitsForCommunityPods: the takeover deletes the community node DaemonSet with background
+// propagation, so its pods outlive it (here a pod held in Terminating, as a pod bound to a node is until its
+// kubelet removes it, and by a finalizer; this control plane runs no garbage collector and no kubelet). Our node DaemonSet, which registers the same kubelet plugin socket,
+// is not created until the last of those pods is gone, and the node controller's Degraded message names the pod.
+func TestTakeoverWaitsForCommunityPods(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	const ns, hold = "openshift-operators", "e2e.aws-efs-csi/hold"
+	ok(e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}))(t)
+	// The ServiceAccount admission wants the pod's ServiceAccount; no controller-manager makes it here.
+	ok(e.kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}))(t)
+	community := ok(e.kube.AppsV1().DaemonSets(ns).Create(ctx, communityDaemonSet(ns), metav1.CreateOptions{}))(t)
+	pod := ok(e.kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "efs-csi-node-x1", Namespace: ns, Labels: map[string]string{"app": "efs-csi-node"}, Finalizers: []string{hold},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: community.Name, UID: community.UID,
+				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
+		Spec: corev1.PodSpec{NodeName: "worker-1", Containers: []corev1.Container{{Name: "efs-plugin", Image: "registry.hub.docker.com/amazon/aws-efs-csi-driver:778131e"}}},
+	}, metav1.CreateOptions{}))(t)
+	t.Cleanup(func() {
+		_, _ = e.kube.CoreV1().Pods(ns).Patch(context.Background(), pod.Name, "application/merge-patch+json", []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	})
+
+	e.startOperator(testConfig())
+	e.createClusterCSIDriver(opv1.Managed)
+	eventually(t, 2*time.Minute, "community DaemonSet deleted", func(ctx context.Context) error {
+		if _, err := e.kube.AppsV1().DaemonSets(ns).Get(ctx, community.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there (%v)", err)
+		}
+		return nil
+	})
+	// The garbage collector's work: the pod is deleted and terminates.
+	if err := e.kube.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "node controller waiting for the community pod", func(ctx context.Context) error {
+		c, err := e.condition(ctx, "AWSEFSDriverNodeServiceControllerDegraded")
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(c.Message, ns+"/"+pod.Name) {
+			return fmt.Errorf("Degraded %s %q does not name the pod", c.Status, c.Message)
+		}
+		return nil
+	})
+	deadline := time.Now().Add(resync + 5*time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := e.kube.AppsV1().DaemonSets(namespace).Get(ctx, "aws-efs-csi-driver-node", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("node DaemonSet created while a community pod still runs (%v)", err)
+		}
+		time.Sleep(time.Second)
+	}
+	// The pod's containers stopped: the kubelet removes it (a pod bound to a node stays Terminating until its
+	// kubelet deletes it with grace period 0; there is no kubelet here), and our node DaemonSet follows.
+	ok(e.kube.CoreV1().Pods(ns).Patch(ctx, pod.Name, "application/merge-patch+json", []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}))(t)
+	if err := e.kube.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "node DaemonSet created once the community pod is gone", func(ctx context.Context) error {
+		_, err := e.kube.AppsV1().DaemonSets(namespace).Get(ctx, "aws-efs-csi-driver-node", metav1.GetOptions{})
+		return err
+	})
+	e.deleteClusterCSIDriver()
 }
