@@ -145,8 +145,10 @@ func (c *Controller) ensureObjects(ctx context.Context, sv *SharedVolume) error 
 	}
 	// Nothing is created for an access point the cluster admin did not grant to the namespace. What already
 	// exists (a PV the community operator made, say) is left alone: taking it away under a running pod is the
-	// admin's decision (delete the SharedVolume or the PV), not the operator's.
-	if err := c.c.Grants.Check(sv.Namespace, sv.Spec); err != nil {
+	// admin's decision (delete the SharedVolume or the PV), not the operator's. Such a SharedVolume stays Ready:
+	// its PV, which only a cluster-scoped writer could have made, is the grant it was given before this operator
+	// (a community install taken over keeps every SharedVolume Ready).
+	if err := c.c.Grants.Check(sv.Namespace, sv.Spec); err != nil && !c.hasOwnPV(sv) {
 		return err
 	}
 	if err := c.ensurePV(ctx, sv); err != nil {
@@ -176,6 +178,12 @@ func (c *Controller) ensurePV(ctx context.Context, sv *SharedVolume) error {
 		return err
 	}
 	return checkPV(pv, sv)
+}
+
+// hasOwnPV reports whether the SharedVolume's PV exists already, labelled as its own and serving its access point.
+func (c *Controller) hasOwnPV(sv *SharedVolume) bool {
+	pv, err := c.c.PVs.Get(PVName(sv))
+	return err == nil && checkPV(pv, sv) == nil
 }
 
 // checkPV reports whether an existing PV is the SharedVolume's, serving its access point.

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
@@ -35,6 +36,53 @@ func TestEnsureObjectsReadsTheLiveObjectOnAlreadyExists(t *testing.T) {
 			c := &Controller{c: Clients{Kube: kube, PVs: inf.Core().V1().PersistentVolumes().Lister(),
 				PVCs: inf.Core().V1().PersistentVolumeClaims().Lister(), Events: record.NewFakeRecorder(10),
 				Grants: grantsOf(t, map[string]string{"*": "fs-0abc"})}}
+			err := c.ensureObjects(t.Context(), sv)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("ensureObjects = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("ensureObjects = %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestEnsureObjectsKeepsWhatExistedBeforeGrants: a SharedVolume whose own PV exists already (the community
+// operator made it before the takeover) needs no grant and stays Ready; the same SharedVolume without its PV, or
+// with a PV that serves another access point, is refused until the cluster admin grants it.
+func TestEnsureObjectsKeepsWhatExistedBeforeGrants(t *testing.T) {
+	sv := &SharedVolume{ObjectMeta: metav1.ObjectMeta{Name: "legacy", Namespace: "team-c"}, Spec: Spec{FileSystemID: "fs-0abc", AccessPointID: "fsap-0def"}}
+	moved := &SharedVolume{ObjectMeta: sv.ObjectMeta, Spec: Spec{FileSystemID: "fs-0abc", AccessPointID: "fsap-0999"}}
+	tests := []struct {
+		name    string
+		listed  []runtime.Object // what the listers have seen
+		wantErr string
+	}{
+		{name: "its PV and claim exist", listed: []runtime.Object{DesiredPV(sv), DesiredPVC(sv)}},
+		{name: "nothing exists", wantErr: "is not granted to namespace team-c"},
+		{name: "a PV of the same name serves another access point", listed: []runtime.Object{DesiredPV(moved)}, wantErr: "is not granted to namespace team-c"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			listed := kubefake.NewClientset(tc.listed...)
+			inf := informers.NewSharedInformerFactory(listed, 0)
+			pvs, pvcs := inf.Core().V1().PersistentVolumes(), inf.Core().V1().PersistentVolumeClaims()
+			for _, o := range tc.listed {
+				var err error
+				if pv, ok := o.(*corev1.PersistentVolume); ok {
+					err = pvs.Informer().GetIndexer().Add(pv)
+				} else {
+					err = pvcs.Informer().GetIndexer().Add(o)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := &Controller{c: Clients{Kube: kubefake.NewClientset(tc.listed...), PVs: pvs.Lister(), PVCs: pvcs.Lister(),
+				Events: record.NewFakeRecorder(10), Grants: grantsOf(t, nil)}}
 			err := c.ensureObjects(t.Context(), sv)
 			if tc.wantErr == "" {
 				if err != nil {

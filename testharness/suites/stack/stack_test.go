@@ -511,6 +511,15 @@ func (s *stack) sharedVolumeBound(t *testing.T) string {
 	if !ok {
 		t.Fatalf("dynamic volume handle %q is not fs::fsap", s.apHandle)
 	}
+	// A SharedVolume gets its volume only for what the cluster admin granted to its namespace (the operator's
+	// grants ConfigMap, docs/user-guide/sharedvolume.md): grant this access point to "default", as an admin would.
+	grants := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: sharedvolume.GrantsConfigMap, Namespace: namespace},
+		Data:       map[string]string{"default": s.apHandle},
+	}
+	if _, err := s.kube.CoreV1().ConfigMaps(namespace).Create(ctx, grants, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("granting %s to namespace default: %v", s.apHandle, err)
+	}
 	sv := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "aws-efs.managed.openshift.io/v1alpha1", "kind": "SharedVolume",
 		"metadata": map[string]any{"name": "team", "namespace": "default"},
