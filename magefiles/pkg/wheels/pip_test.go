@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,6 +30,9 @@ var six = wheeltest.Wheel{Project: "six", Version: "1.15.0", Tags: "py2.py3-none
 // index is a PEP 503 simple index over real HTTP on loopback, the way pip reads PyPI: /simple/<project>/ links
 // each file with its #sha256= fragment, /files/<name> serves it.
 type index struct {
+	// mu orders the test's edits before pip's requests: pip is another process, so the race detector sees no
+	// happens-before edge between the test goroutine and the server's handler without it.
+	mu    sync.Mutex
 	files map[string][]string // project -> file names
 	blobs map[string][]byte
 	lie   map[string]string // file name -> the hash advertised instead of the real one
@@ -36,6 +40,8 @@ type index struct {
 }
 
 func (ix *index) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
 	if name, ok := strings.CutPrefix(r.URL.Path, "/files/"); ok {
 		if data, found := ix.blobs[name]; found {
 			w.Write(data)
@@ -61,12 +67,25 @@ func (ix *index) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (ix *index) add(project, name string, data []byte) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
 	ix.files[project] = append(ix.files[project], name)
 	ix.blobs[name] = data
 }
 
 // sum is the sha256 of a file the index serves.
-func (ix *index) sum(name string) string { return wheeltest.SHA256(ix.blobs[name]) }
+func (ix *index) sum(name string) string {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return wheeltest.SHA256(ix.blobs[name])
+}
+
+// advertise makes the index announce hash for the file name instead of its real one.
+func (ix *index) advertise(name, hash string) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.lie[name] = hash
+}
 
 func newIndex(t *testing.T) *index {
 	t.Helper()
@@ -133,7 +152,7 @@ func TestDownloadVerifiesAndThenWorksOffline(t *testing.T) {
 func TestDownloadRefuses(t *testing.T) {
 	ix := newIndex(t)
 	ix.add("liar", "liar-1.0-py3-none-any.whl", wheeltest.Wheel{Project: "liar", Version: "1.0"}.Bytes())
-	ix.lie["liar-1.0-py3-none-any.whl"] = hashB
+	ix.advertise("liar-1.0-py3-none-any.whl", hashB)
 	rows := []struct {
 		name, content, want string
 	}{
@@ -347,7 +366,7 @@ func TestLockRecomputesHashesAndKeepsOtherLines(t *testing.T) {
 		t.Fatalf("second lock changed the file (%v):\n%s", err, again)
 	}
 
-	ix.lie[six.Filename()] = hashA
+	ix.advertise(six.Filename(), hashA)
 	if _, err := Lock(t.Context(), Pip{}, "r", "six==1.15.0\n", ix.url, io.Discard); err == nil || !strings.Contains(err.Error(), "Expected sha256 "+hashA) {
 		t.Fatalf("Lock against a lying index = %v", err)
 	}
