@@ -10,6 +10,7 @@ import (
 	operatorclient "github.com/openshift/client-go/operator/clientset/versioned"
 	operatorinformers "github.com/openshift/client-go/operator/informers/externalversions"
 	"github.com/openshift/library-go/pkg/controller/factory"
+	"github.com/openshift/library-go/pkg/operator/management"
 	"github.com/openshift/library-go/pkg/operator/resource/resourceapply"
 	"github.com/openshift/library-go/pkg/operator/v1helpers"
 	corev1 "k8s.io/api/core/v1"
@@ -48,6 +49,13 @@ func Run(ctx context.Context, opts Options) error {
 	c, err := newClients(opts)
 	if err != nil {
 		return err
+	}
+	// Removed deletes the workloads; deleting the ClusterCSIDriver deletes everything but the CredentialsRequests.
+	// library-go keeps this in a process-wide variable that every controller's reconcile reads: set it before any
+	// controller starts, and only once (a test process runs the operator many times, and a later write would race
+	// with the reads of controllers still running).
+	if !management.IsOperatorRemovable() {
+		management.SetOperatorRemovable()
 	}
 	klog.InfoS("Starting the AWS EFS CSI driver operator", "namespace", opts.Config.Namespace, "version", opts.Config.Version,
 		"fips", opts.Config.FIPSEnabled, "roleARNSet", opts.Config.RoleARN != "", "nodeRoleARNSet", opts.Config.NodeRoleARN != "")

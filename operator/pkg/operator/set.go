@@ -13,7 +13,6 @@ import (
 	"github.com/openshift/library-go/pkg/operator/csi/csidrivernodeservicecontroller"
 	dc "github.com/openshift/library-go/pkg/operator/deploymentcontroller"
 	"github.com/openshift/library-go/pkg/operator/loglevel"
-	"github.com/openshift/library-go/pkg/operator/management"
 	"github.com/openshift/library-go/pkg/operator/managementstatecontroller"
 	"github.com/openshift/library-go/pkg/operator/resource/resourceapply"
 	"github.com/openshift/library-go/pkg/operator/staticresourcecontroller"
@@ -78,8 +77,6 @@ func buildDriverControllers(in driverInputs) ([]factory.Controller, error) {
 	}
 	// The CSIDriver has a controller of its own (adoption in place); the uninstaller deletes it with the rest.
 	applied := slices.DeleteFunc(slices.Clone(statics), func(f string) bool { return f == assets.CSIDriver })
-	// Removed deletes the workloads; deleting the ClusterCSIDriver deletes everything but the CredentialsRequests.
-	management.SetOperatorRemovable()
 
 	hookInputs := hooks.Inputs{
 		Namespace:                  ns,
